@@ -1,0 +1,19 @@
+"""The kernel: a long-lived worker interpreter driven over a JSON-lines pipe.
+
+`Kernel` and `KernelBusyError` are resolved lazily (PEP 562) so that the
+worker, which imports modules of this package, never loads the host core.
+"""
+
+__all__ = ["Kernel", "KernelBusyError", "KernelRestartFailed", "KernelInterruptUnavailable"]
+
+
+def __getattr__(name):
+    if name == "Kernel":
+        from openai4s.kernel.manager import Kernel
+
+        return Kernel
+    if name in ("KernelBusyError", "KernelRestartFailed", "KernelInterruptUnavailable"):
+        from openai4s.kernel import errors
+
+        return getattr(errors, name)
+    raise AttributeError(f"module 'openai4s.kernel' has no attribute {name!r}")

@@ -1,0 +1,59 @@
+"""The worker's single audit hook.
+
+Every audit event in the process (``open``, ``builtins.id``, ``import``, ...)
+calls it, so it is one function with one comparison on the common path, not
+one hook per concern.
+"""
+
+import os
+import sys
+
+_GUARD_OFF_VALUES = frozenset({"0", "false", "no", "off"})
+
+
+def _dlopen_block_roots(environ) -> tuple:
+    if environ.get("OPENAI4S_SAFETY_AUDIT_HOOK", "").strip().lower() in _GUARD_OFF_VALUES:
+        return ()
+    raw = environ.get("OPENAI4S_DLOPEN_BLOCK_ROOTS", "")
+    roots = []
+    for entry in raw.split(os.pathsep):
+        if entry.strip():
+            roots.append(os.path.realpath(entry.strip()).rstrip(os.sep) + os.sep)
+    return tuple(roots)
+
+
+def _dlopen_guard(roots):
+    def check(args):
+        name = args[0] if args else None
+        if isinstance(name, bytes):
+            name = os.fsdecode(name)
+        if not isinstance(name, str) or os.sep not in name:
+            return
+        resolved = os.path.realpath(name)
+        if any((resolved + os.sep).startswith(root) for root in roots):
+            raise PermissionError(f"dlopen of {name!r} is blocked inside a protected root")
+
+    return check
+
+
+def install(observer, sidecars, environ=os.environ) -> None:
+    """Register the hook; raises if the interpreter refuses it."""
+    open_window = observer.open_window
+    on_open = observer.on_open
+    handlers = {
+        "openai4s.skill_sidecar_loaded": sidecars.on_sidecar_loaded,
+        "openai4s.skill_sidecar_capture_started": sidecars.on_capture_started,
+    }
+    roots = _dlopen_block_roots(environ)
+    if roots:
+        handlers["ctypes.dlopen"] = _dlopen_guard(roots)
+
+    def _openai4s_audit_hook(event, args):
+        if event == "open":
+            if open_window[0]:
+                on_open(args)
+            return
+        if event in handlers:
+            handlers[event](args)
+
+    sys.addaudithook(_openai4s_audit_hook)

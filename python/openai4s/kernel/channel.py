@@ -1,0 +1,111 @@
+"""The worker's protocol descriptors (published on ``sys``) and their reader.
+
+Set up before anything can print: the protocol moves off fds 0 and 1, fd 1
+becomes an alias of stderr (so a stray ``print`` or a native write can never
+reach the wire) and fd 0 reads ``/dev/null`` (so ``input()`` or a child that
+inherits stdin cannot consume frames). State lives on ``sys`` so that a
+re-published stream is seen by every accessor.
+"""
+
+import io
+import os
+import sys
+import threading
+
+CORRUPTED = "protocol IN corrupted and no reserve fd to recover"
+
+
+def _wrap_in(fd: int):
+    # "replace": a stray undecodable byte must become a bad frame the loop
+    # answers, not an exception that ends the worker.
+    return io.open(fd, "r", encoding="utf-8", errors="replace", newline="\n")
+
+
+def _wrap_out(fd: int):
+    return io.open(fd, "w", encoding="utf-8", errors="replace", newline="\n", buffering=1)
+
+
+def _identity(stream):
+    try:
+        status = os.fstat(stream.fileno())
+    except (OSError, ValueError, AttributeError):
+        return None
+    return (status.st_dev, status.st_ino)
+
+
+def _fd_identity(fd: int):
+    try:
+        status = os.fstat(fd)
+    except OSError:
+        return None
+    return (status.st_dev, status.st_ino)
+
+
+def publish(in_stream, out_stream, reserve_fd: int) -> None:
+    """Publish IN/OUT, the reserve, the IN identity and the two locks on sys."""
+    sys._openai4s_protocol_stdin = in_stream
+    sys._openai4s_protocol_stdout = out_stream
+    sys._openai4s_proto_in_reserve = reserve_fd
+    sys._openai4s_protocol_ident = _identity(in_stream)
+    sys._openai4s_parked_wrappers = []
+    # Held only while one frame is written, so frames never interleave.
+    sys._openai4s_protocol_lock = threading.Lock()
+    # Held for a whole host RPC, so no second request precedes an answer.
+    sys._openai4s_host_call_lock = threading.Lock()
+
+
+def setup_local() -> None:
+    """Move the protocol off fds 0/1 of a locally spawned worker (os.dup is
+    non-inheritable, so a Cell's children never see the protocol)."""
+    in_fd = os.dup(0)
+    out_fd = os.dup(1)
+    reserve_fd = os.dup(0)
+    os.dup2(2, 1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    if devnull != 0:
+        os.dup2(devnull, 0)
+        os.close(devnull)
+    publish(_wrap_in(in_fd), _wrap_out(out_fd), reserve_fd)
+
+
+def _recover(old):
+    """One-shot rebuild of IN from the reserve descriptor (spends it)."""
+    recorded = sys._openai4s_protocol_ident
+    reserve = getattr(sys, "_openai4s_proto_in_reserve", -1)
+    if not isinstance(reserve, int) or reserve < 0:
+        raise RuntimeError(CORRUPTED)
+    sys._openai4s_proto_in_reserve = -1
+    # The reserve number may itself have been closed and recycled.
+    if recorded is None or _fd_identity(reserve) != recorded:
+        raise RuntimeError(CORRUPTED)
+    fd = os.dup(reserve)
+    os.close(reserve)
+    if _identity(old) == recorded:
+        try:
+            old.close()
+        except Exception:
+            sys._openai4s_parked_wrappers.append(old)
+    else:
+        # Its descriptor number now belongs to someone else: closing the
+        # wrapper (here or at finalisation) would close their file.
+        sys._openai4s_parked_wrappers.append(old)
+    stream = _wrap_in(fd)
+    sys._openai4s_protocol_stdin = stream
+    sys._openai4s_protocol_ident = _identity(stream)
+    return stream
+
+
+def read_line() -> str:
+    """One protocol line ("" at end of stream), checking IN's identity
+    before and after the read."""
+    stream = sys._openai4s_protocol_stdin
+    if _identity(stream) != sys._openai4s_protocol_ident:
+        stream = _recover(stream)
+    try:
+        line = stream.readline()
+    except (OSError, ValueError):
+        line = None
+    if line is None or _identity(stream) != sys._openai4s_protocol_ident:
+        stream = _recover(stream)
+        line = stream.readline()
+    return line

@@ -1,0 +1,127 @@
+"""``files_read``: workspace files a Cell actually opened for reading.
+
+A runtime observation through the ``open`` audit event, not source analysis:
+a dead branch reports nothing. Every ``open`` in the process reaches the
+hook, so its fast path must stay a couple of comparisons.
+"""
+
+import os
+import posixpath
+import sys
+
+MAX_ENTRIES = 256
+MAX_PATH_CHARS = 1024
+#: Caller frames searched for the Cell's own code before giving up.
+MAX_FRAME_DEPTH = 128
+
+
+def _workspace_relative_read_path(
+    raw_path, *, root, cwd, isabs, normpath, relpath, separator
+):
+    """``raw_path`` relative to ``root`` with ``/`` separators, or None.
+
+    Path functions are injected so Windows rules can be exercised with
+    ``ntpath`` on any host; nothing here may import a platform module.
+    Symlinks are never resolved: the spelling actually opened is reported
+    and the host resolves it.
+    """
+    if isabs(raw_path):
+        absolute = normpath(raw_path)
+    else:
+        absolute = normpath(cwd.rstrip(separator) + separator + raw_path)
+    try:
+        rel = relpath(absolute, normpath(root))
+    except (OSError, ValueError):
+        return None
+    if not rel or rel == "." or rel == ".." or isabs(rel):
+        return None
+    if rel.startswith(".." + separator):
+        return None
+    return rel.replace(separator, "/")
+
+
+def _is_read(mode, flags) -> bool:
+    if isinstance(mode, str):
+        return "r" in mode or "+" in mode
+    if isinstance(flags, int):
+        return flags & os.O_ACCMODE != os.O_WRONLY
+    return False
+
+
+class ReadObserver:
+    """Collects the reads of the Cell whose window is open."""
+
+    def __init__(self, root: str) -> None:
+        self.root = posixpath.normpath(root)
+        self._root_prefix = self.root if self.root.endswith("/") else self.root + "/"
+        self._tag = None
+        self._paths = []
+        self._seen = set()
+        # Read by the audit hook on every event: a one-element list is the
+        # cheapest "is a window open" test that stays mutable.
+        self.open_window = [False]
+
+    def begin(self, tag: str) -> None:
+        self._tag = tag
+        self._paths = []
+        self._seen = set()
+        self.open_window[0] = True
+
+    def end(self) -> list:
+        self.open_window[0] = False
+        self._tag = None
+        paths, self._paths = self._paths, []
+        self._seen = set()
+        return paths
+
+    def on_open(self, args, _getframe=sys._getframe, _fsdecode=os.fsdecode) -> None:
+        """Handle one ``open`` audit event; never raises into the Cell."""
+        try:
+            if len(self._paths) >= MAX_ENTRIES:
+                return
+            path, mode, flags = args
+            if isinstance(path, bytes):
+                path = _fsdecode(path)
+            if not isinstance(path, str) or not path or "\x00" in path:
+                return
+            if not _is_read(mode, flags) or not self._opened_by_cell(_getframe):
+                return
+            rel = self._relative(path)
+            if rel is None or len(rel) > MAX_PATH_CHARS or rel in self._seen:
+                return
+            self._seen.add(rel)
+            self._paths.append(rel)
+        except Exception:
+            return
+
+    def _opened_by_cell(self, getframe) -> bool:
+        # Synchronous attribution: background threads and worker housekeeping
+        # never have the Cell's code on their stack.
+        tag = self._tag
+        frame = getframe(2)
+        depth = 0
+        while frame is not None and depth < MAX_FRAME_DEPTH:
+            if frame.f_code.co_filename == tag:
+                return True
+            frame = frame.f_back
+            depth += 1
+        return False
+
+    def _relative(self, path: str):
+        cwd = os.getcwd()
+        clean = "//" not in path and "/." not in path and not path.endswith("/")
+        # Fast path for the common spellings; identical to the general rule
+        # because a clean path under the root needs no normalisation.
+        if clean and path[0] != "/" and path[0] != "." and cwd == self.root:
+            return path
+        if clean and path.startswith(self._root_prefix):
+            return path[len(self._root_prefix) :] or None
+        return _workspace_relative_read_path(
+            path,
+            root=self.root,
+            cwd=cwd,
+            isabs=posixpath.isabs,
+            normpath=posixpath.normpath,
+            relpath=posixpath.relpath,
+            separator="/",
+        )

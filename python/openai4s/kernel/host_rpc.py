@@ -1,0 +1,87 @@
+"""The worker's raw ``host_call``: one synchronous RPC over the protocol pipe."""
+
+import json
+import time
+
+from openai4s.kernel.protocol import (
+    DISCARD_BUDGET,
+    HOST_CALL_WIRE_CAP,
+    dumps,
+    utf8_safe,
+)
+
+#: Methods whose first argument is stamped with the running Cell's identity.
+_CELL_STAMPED = frozenset({"save_artifact", "materialise_artifact"})
+
+
+def stamp_cell_identity(method: str, args, cell_id):
+    """Record which Cell asked for an artifact; an explicit producer wins."""
+    if method not in _CELL_STAMPED or not cell_id or not args:
+        return args
+    first = args[0]
+    if not isinstance(first, dict):
+        return args
+    first = dict(first)
+    first["executionCellId"] = cell_id
+    if "producingCellId" not in first and "producing_cell_id" not in first:
+        first["producingCellId"] = cell_id
+    return [first, *args[1:]]
+
+
+class HostChannel:
+    """Issues ``host_call`` frames and waits for the matching answer.
+
+    ``write_line`` writes one whole line under the protocol write lock with
+    the SIGINT deferral; ``read_line`` is the identity-checked reader;
+    ``host_call_lock`` returns the lock held for a whole transaction;
+    ``active_cell`` returns the running Cell's id or None.
+    """
+
+    def __init__(self, write_line, read_line, host_call_lock, active_cell) -> None:
+        self._write_line = write_line
+        self._read_line = read_line
+        self._host_call_lock = host_call_lock
+        self._active_cell = active_cell
+        self._seq = 0
+
+    def call(self, method, args=None):
+        self._seq += 1
+        call_id = f"hc-{int(time.time())}-{self._seq}"
+        args = list(args) if isinstance(args, tuple) else ([] if args is None else args)
+        args = stamp_cell_identity(method, args, self._active_cell())
+        text = dumps({"type": "host_call", "id": call_id, "method": method, "args": args})
+        # Refused before any lock or write: the host would reject the frame,
+        # and a frame it never reads cannot desynchronise the channel.
+        if len(text) * 4 > HOST_CALL_WIRE_CAP:
+            size = len(text.encode("utf-8", "surrogatepass"))
+            if size > HOST_CALL_WIRE_CAP:
+                raise ValueError(
+                    f"host call {method!r} payload is {size} bytes, exceeding the "
+                    "15MB wire cap (the host rejects oversized frames)"
+                )
+        with self._host_call_lock():
+            self._write_line(utf8_safe(text) + "\n")
+            return self._await(method, call_id)
+
+    def _await(self, method, call_id):
+        discarded = 0
+        while True:
+            line = self._read_line()
+            if line == "":
+                raise RuntimeError("host channel closed during host_call")
+            try:
+                frame = json.loads(line)
+            except ValueError:
+                frame = None
+            if not isinstance(frame, dict) or frame.get("id") != call_id:
+                discarded += 1
+                if discarded > DISCARD_BUDGET:
+                    raise RuntimeError(
+                        f"host.{method}: protocol desync, too many out-of-order frames"
+                    )
+                continue
+            if frame.get("type") == "host_ack":
+                continue
+            if frame.get("error") is not None:
+                raise RuntimeError(f"host.{method} error: {frame['error']}")
+            return frame.get("data")

@@ -1,0 +1,82 @@
+"""Wire limits and frame encoding shared by the Python worker runtime.
+
+Only the worker imports this module; the host reads the same numbers from the
+C++ core. Keep it import-light: it is on the worker's start-up path.
+"""
+
+import json
+
+#: Bound on each text field the worker reports (stdout, stderr, error).
+MAX_OUTPUT_CHARS = 1_000_000
+#: Worst JSON expansion of one character: a control char becomes ``\\u00XX``.
+#: Non-BMP characters are 4 raw bytes because non-ASCII is never escaped.
+JSON_WORST_BYTES_PER_CHAR = 6
+#: stdout, stderr and error.
+MAX_RESPONSE_TEXT_FIELDS = 3
+#: Ceiling of one outbound line, newline included. The host's reader uses the
+#: same bound, so a frame over it would be refused rather than read.
+MAX_FRAME_BYTES = (
+    JSON_WORST_BYTES_PER_CHAR * MAX_RESPONSE_TEXT_FIELDS * MAX_OUTPUT_CHARS
+    + 2_000_000
+)
+#: Largest ``stdout_chunk`` text.
+CHUNK_CHARS = 64_000
+#: Largest ``host_call`` request (UTF-8, newline excluded); the host rejects
+#: bigger frames, so the worker refuses them before writing anything.
+HOST_CALL_WIRE_CAP = 15_000_000
+#: Garbage or out-of-order frames tolerated while waiting for one RPC answer.
+DISCARD_BUDGET = 8
+TRUNCATION_MARKER = f"\n...(truncated at {MAX_OUTPUT_CHARS} characters)"
+
+
+def dumps(obj) -> str:
+    """One frame's JSON text: raw non-ASCII, no NaN/Infinity (not JSON)."""
+    return json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def utf8_safe(line: str) -> str:
+    # A lone surrogate (e.g. from surrogateescape-decoded bytes) cannot be
+    # written as UTF-8; replacing it keeps the frame whole instead of losing it.
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        line = line.encode("utf-8", "replace").decode("utf-8")
+    return line
+
+
+def _oversized_replacement(obj) -> dict:
+    kind = obj.get("type") if isinstance(obj, dict) else None
+    note = f"kernel dropped an oversized {str(kind)!r} frame (>{MAX_FRAME_BYTES} bytes)"
+    if kind == "response" and obj.get("id"):
+        return {
+            "type": "response",
+            "id": obj["id"],
+            "stdout": "",
+            "stderr": "",
+            "error": note,
+            "interrupted": bool(obj.get("interrupted", False)),
+        }
+    return {"type": "log", "msg": note}
+
+
+def encode_frame(obj) -> str:
+    """The newline-terminated line for ``obj``, never over MAX_FRAME_BYTES.
+
+    An oversized frame is replaced, never truncated: a cut JSON line would
+    desynchronise the host's single reader, while a replacement still answers
+    the request it belonged to.
+    """
+    line = utf8_safe(dumps(obj)) + "\n"
+    # Four bytes per code point is the UTF-8 maximum, so short lines skip the
+    # encode that measuring them exactly would cost.
+    if len(line) * 4 > MAX_FRAME_BYTES and len(line.encode("utf-8")) > MAX_FRAME_BYTES:
+        line = dumps(_oversized_replacement(obj)) + "\n"
+    return line
+
+#: Filename prefix of compiled Cell source (``<kernel:N>``); frames whose code
+#: carries it are the researcher's, whichever Cell defined them.
+CELL_TAG_PREFIX = "<kernel:"
+
+
+def cell_tag(seq: int) -> str:
+    return f"{CELL_TAG_PREFIX}{seq}>"

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Idempotent set-up on a fresh Debian machine: system packages, the project
+# venv (with Debian's site packages), and the C++ build. Safe to run often:
+# each step is skipped when already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake ninja-build pkg-config git tmux
+  python3 python3-dev python3-venv python3-pytest python3-numpy python3-matplotlib
+  pybind11-dev nlohmann-json3-dev libsqlite3-dev libseccomp-dev libboost-dev
+  libgtest-dev libgmock-dev libbenchmark-dev bubblewrap black clang-format
+  python3-ipykernel python3-jupyter-client
+)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$package")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  /usr/bin/python3 -m venv --system-site-packages .venv
+fi
+# The package is found from its source tree: no pip, no install step.
+site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+echo "$(pwd)/python" > "$site/openai4s-source.pth"
+
+if [ ! -f build/release/build.ninja ]; then
+  cmake --preset release -DPython_EXECUTABLE="$(pwd)/.venv/bin/python" >/dev/null
+fi
+cmake --build build/release

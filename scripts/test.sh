@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Every test: C++ (ctest), the project's Python tests, and the acceptance
+# ratchet (each listed seed item must pass, unmodified, from ../shared/seed).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+py=.venv/bin/python
+status=0
+
+echo "== C++ tests (ctest)"
+ctest --preset release -j2 || status=1
+
+echo "== project Python tests"
+$py -m pytest -p no:cacheprovider -q tests/python || status=1
+
+echo "== acceptance ratchet"
+$py scripts/run_ratchet.py || status=1
+
+exit $status

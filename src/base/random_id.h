@@ -1,0 +1,13 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace o4s {
+
+// A random (version 4) UUID in its canonical lowercase text form.
+std::string uuid4();
+// n cryptographically random bytes, lowercase hex (2n chars), from getrandom.
+std::string random_hex(std::size_t n);
+
+}  // namespace o4s

@@ -1,0 +1,286 @@
+#include "bindings/kernel_core.h"
+
+#include <pybind11/stl.h>
+
+#include <memory>
+
+#include "bindings/json_py.h"
+#include "bindings/native_transport.h"
+#include "bindings/py_error.h"
+#include "bindings/py_hooks.h"
+#include "kernel/kernel_manager.h"
+
+namespace o4s::bindings {
+
+namespace {
+
+using kernel::KernelHooks;
+using kernel::KernelManager;
+
+std::optional<std::string> optional_string(const py::object& value) {
+  if (value.is_none()) return std::nullopt;
+  return py::str(value).cast<std::string>();
+}
+
+KernelHooks::Seam seam_named(const std::string& name) {
+  if (name == "_readline") return KernelHooks::Seam::kReadline;
+  if (name == "_send") return KernelHooks::Seam::kSend;
+  if (name == "_service_host_call") return KernelHooks::Seam::kServiceHostCall;
+  throw py::value_error("not a kernel seam: " + name);
+}
+
+// Runs fn with the GIL released: the core blocks on pipes and locks, and
+// re-takes the GIL itself whenever it calls back into Python.
+template <typename F>
+auto released(F&& fn) -> decltype(fn()) {
+  py::gil_scoped_release nogil;
+  return fn();
+}
+
+class KernelCore {
+ public:
+  KernelCore(py::object owner, kernel::KernelOptions options, py::object transport_factory)
+      : hooks_(std::make_shared<PyKernelHooks>(owner)) {
+    std::shared_ptr<kernel::TransportFactory> factory;
+    if (!transport_factory.is_none()) {
+      factory = std::make_shared<PyTransportFactory>(std::move(transport_factory));
+    }
+    manager_ = std::make_unique<KernelManager>(std::move(options), hooks_, std::move(factory));
+  }
+
+  ~KernelCore() {
+    // Shutting a worker down waits on it; never with the GIL held.
+    py::gil_scoped_release nogil;
+    manager_.reset();
+  }
+
+  void start(double timeout) { unwrap(released([&] { return manager_->start(timeout); })); }
+  void restart(double timeout) { unwrap(released([&] { return manager_->restart(timeout); })); }
+
+  py::object execute(const std::string& code, const std::string& origin, py::object cell_id,
+                     py::object on_chunk) {
+    std::optional<PyChunkSink> sink;
+    if (!on_chunk.is_none()) sink.emplace(on_chunk);
+    std::optional<std::string> id;
+    if (!cell_id.is_none()) {
+      std::string text = py::str(cell_id).cast<std::string>();
+      if (!text.empty()) id = std::move(text);
+    }
+    Result<kernel::Json> result = released([&] {
+      return manager_->execute(code, origin, id, sink ? &*sink : nullptr);
+    });
+    return to_python(unwrap(std::move(result)));
+  }
+
+  py::object inspect_variables(py::object limit) {
+    // Validated here, before any frame, so a rejected call leaves the worker
+    // untouched (bool is an int subclass and is refused on purpose).
+    if (PyBool_Check(limit.ptr()) || !PyLong_Check(limit.ptr())) {
+      throw py::type_error("variable inspection limit must be an integer");
+    }
+    int overflow = 0;
+    long long value = PyLong_AsLongLongAndOverflow(limit.ptr(), &overflow);
+    if (overflow != 0) value = overflow > 0 ? LLONG_MAX : LLONG_MIN;
+    Result<kernel::Json> result = released([&] { return manager_->inspect_variables(value); });
+    return to_python(unwrap(std::move(result)));
+  }
+
+  py::tuple interrupt() {
+    Result<kernel::InterruptDelivery> delivery = released([&] { return manager_->interrupt(); });
+    if (!delivery) {
+      if (delivery.error().code == ErrorCode::kUnsupported) {
+        py::object cls =
+            py::module_::import("openai4s.kernel.errors").attr("KernelInterruptUnavailable");
+        PyErr_SetObject(cls.ptr(), cls(delivery.error().message).ptr());
+        throw py::error_already_set();
+      }
+      raise_error(delivery.error());
+    }
+    return py::make_tuple(delivery->delivered, delivery->target,
+                          delivery->reason ? py::object(py::str(*delivery->reason)) : py::none());
+  }
+
+  void kill_worker() {
+    py::gil_scoped_release nogil;
+    manager_->kill_worker();
+  }
+  void shutdown() {
+    py::gil_scoped_release nogil;
+    manager_->shutdown();
+  }
+  bool is_alive() {
+    py::gil_scoped_release nogil;
+    return manager_->is_alive();
+  }
+
+  py::object readline() {
+    Result<std::optional<kernel::Json>> frame =
+        released([&] { return manager_->native_readline(); });
+    auto value = unwrap(std::move(frame));
+    return value ? to_python(*value) : py::none();
+  }
+  void send(py::handle frame) {
+    kernel::Json json = to_json(frame);
+    unwrap(released([&] { return manager_->native_send(json); }));
+  }
+  void service_host_call(py::handle frame) {
+    kernel::Json json = to_json(frame);
+    unwrap(released([&] { return manager_->native_service_host_call(json); }));
+  }
+
+  void set_overridden(const std::string& name, bool value) {
+    hooks_->set_overridden(seam_named(name), value);
+  }
+
+  py::object process() {
+    auto transport = manager_->transport();
+    if (!transport) return py::none();
+    if (auto pipe = std::dynamic_pointer_cast<kernel::PipeTransport>(transport)) {
+      std::vector<std::string> args;
+      const auto& options = manager_->options();
+      if (options.argv) {
+        args = *options.argv;
+      } else {
+        args = {options.python, "-u", options.worker_script};
+      }
+      return py::cast(std::make_shared<WorkerProcess>(pipe, std::move(args)));
+    }
+    if (auto foreign = std::dynamic_pointer_cast<PyTransport>(transport)) {
+      return foreign->object().attr("process");
+    }
+    return py::none();
+  }
+
+  py::object stderr_tail() {
+    auto transport = manager_->transport();
+    if (auto pipe = std::dynamic_pointer_cast<kernel::PipeTransport>(transport)) {
+      return py::cast(pipe->tail());
+    }
+    if (auto foreign = std::dynamic_pointer_cast<PyTransport>(transport)) {
+      return foreign->object().attr("stderr_tail");
+    }
+    return py::none();
+  }
+
+  KernelManager& manager() { return *manager_; }
+
+ private:
+  std::shared_ptr<PyKernelHooks> hooks_;
+  std::unique_ptr<KernelManager> manager_;
+};
+
+kernel::KernelOptions make_options(py::object cwd, std::string mode, std::string python,
+                                   py::object env_root, py::object env_name, py::object argv,
+                                   std::string worker_script, std::string repo_root) {
+  kernel::KernelOptions options;
+  options.cwd = optional_string(cwd);
+  options.mode = std::move(mode);
+  options.python = std::move(python);
+  options.env_root = optional_string(env_root);
+  options.env_name = optional_string(env_name);
+  if (!argv.is_none()) options.argv = argv.cast<std::vector<std::string>>();
+  options.worker_script = std::move(worker_script);
+  options.repo_root = std::move(repo_root);
+  return options;
+}
+
+py::dict environment_to_dict(const kernel::EnvMap& env) {
+  py::dict out;
+  for (const auto& [name, value] : env) out[py::str(name)] = py::str(value);
+  return out;
+}
+
+kernel::EnvMap dict_to_environment(const py::object& source) {
+  kernel::EnvMap env;
+  if (source.is_none()) return kernel::current_process_environment();
+  for (auto item : source.cast<py::dict>()) {
+    if (item.second.is_none()) continue;
+    env.emplace(py::str(item.first).cast<std::string>(), py::str(item.second).cast<std::string>());
+  }
+  return env;
+}
+
+}  // namespace
+
+void register_kernel_core(py::module_& m) {
+  py::class_<KernelCore>(m, "KernelCore")
+      .def(py::init([](py::object owner, py::object cwd, std::string mode, std::string python,
+                       py::object env_root, py::object env_name, py::object argv,
+                       std::string worker_script, std::string repo_root,
+                       py::object transport_factory) {
+             return std::make_unique<KernelCore>(
+                 owner,
+                 make_options(cwd, std::move(mode), std::move(python), env_root, env_name, argv,
+                              std::move(worker_script), std::move(repo_root)),
+                 std::move(transport_factory));
+           }),
+           py::arg("owner"), py::kw_only(), py::arg("cwd"), py::arg("mode"), py::arg("python"),
+           py::arg("env_root"), py::arg("env_name"), py::arg("argv"), py::arg("worker_script"),
+           py::arg("repo_root"), py::arg("transport_factory"))
+      .def("start", &KernelCore::start, py::arg("init_timeout"))
+      .def("restart", &KernelCore::restart, py::arg("init_timeout"))
+      .def("execute", &KernelCore::execute, py::arg("code"), py::arg("origin"),
+           py::arg("cell_id"), py::arg("on_chunk"))
+      .def("inspect_variables", &KernelCore::inspect_variables, py::arg("limit"))
+      .def("interrupt", &KernelCore::interrupt)
+      .def("kill_worker", &KernelCore::kill_worker)
+      .def("shutdown", &KernelCore::shutdown)
+      .def("is_alive", &KernelCore::is_alive)
+      .def("readline", &KernelCore::readline)
+      .def("send", &KernelCore::send)
+      .def("service_host_call", &KernelCore::service_host_call)
+      .def("set_overridden", &KernelCore::set_overridden)
+      .def("process", &KernelCore::process)
+      .def("stderr_tail", &KernelCore::stderr_tail)
+      .def_property_readonly("generation",
+                             [](KernelCore& core) { return core.manager().generation(); })
+      .def_property_readonly(
+          "authorization_generation",
+          [](KernelCore& core) { return core.manager().authorization_generation(); })
+      .def_property_readonly("worker_log_tail",
+                             [](KernelCore& core) { return core.manager().worker_log_tail(); })
+      .def_property_readonly("stale_stdout_chunks",
+                             [](KernelCore& core) { return core.manager().stale_stdout_chunks(); })
+      .def_property_readonly("malformed_frames",
+                             [](KernelCore& core) { return core.manager().malformed_frames(); });
+
+  m.def(
+      "build_kernel_environment",
+      [](py::object source, std::string mode, py::object cwd, py::object env_root,
+         py::object env_name, py::object kernel_generation, py::object repo_root,
+         py::object interpreter, std::string default_repo_root) {
+        kernel::EnvironmentRequest request;
+        request.source = dict_to_environment(source);
+        request.mode = std::move(mode);
+        request.cwd = optional_string(cwd);
+        request.env_root = optional_string(env_root);
+        request.env_name = optional_string(env_name);
+        request.kernel_generation = optional_string(kernel_generation);
+        request.repo_root = optional_string(repo_root);
+        request.interpreter = optional_string(interpreter);
+        request.default_repo_root = std::move(default_repo_root);
+        return environment_to_dict(kernel::build_kernel_environment(request));
+      },
+      py::kw_only(), py::arg("source"), py::arg("mode"), py::arg("cwd"), py::arg("env_root"),
+      py::arg("env_name"), py::arg("kernel_generation"), py::arg("repo_root"),
+      py::arg("interpreter"), py::arg("default_repo_root"));
+
+  m.def(
+      "child_environment",
+      [](py::object cwd, std::string mode, std::string python, py::object env_root,
+         py::object env_name, py::object argv, std::string repo_root,
+         std::string authorization_generation) {
+        auto options = make_options(cwd, std::move(mode), std::move(python), env_root, env_name,
+                                    argv, std::string(), std::move(repo_root));
+        return environment_to_dict(kernel::build_kernel_environment(
+            kernel::child_environment_request(options, authorization_generation,
+                                              kernel::current_process_environment())));
+      },
+      py::kw_only(), py::arg("cwd"), py::arg("mode"), py::arg("python"), py::arg("env_root"),
+      py::arg("env_name"), py::arg("argv"), py::arg("repo_root"),
+      py::arg("authorization_generation"));
+
+  m.def("name_can_carry_a_secret", &kernel::name_can_carry_a_secret, py::arg("name"));
+}
+
+}  // namespace o4s::bindings

@@ -1,0 +1,120 @@
+// The execute transaction: one request, the host loop of spec §3.6, one
+// finalised response (§3.8).
+#include <chrono>
+#include <thread>
+
+#include "base/random_id.h"
+#include "kernel/kernel_manager.h"
+
+namespace o4s::kernel {
+
+namespace {
+
+std::string tail_suffix(const StderrSnapshot& tail) {
+  if (tail.dropped == 0) return {};
+  return " (stderr tail: " + std::to_string(tail.retained) + " of " + std::to_string(tail.seen) +
+         " bytes kept, " + std::to_string(tail.dropped) + " dropped)";
+}
+
+// The tail is raw bytes; replace what is not UTF-8 so the message is text.
+std::string valid_utf8(const std::string& bytes) {
+  return Json::parse(Json(bytes).dump(-1, ' ', false, Json::error_handler_t::replace))
+      .get<std::string>();
+}
+
+}  // namespace
+
+Error KernelManager::worker_died_error() {
+  std::string message = "kernel worker exited unexpectedly: ";
+  if (auto t = transport()) {
+    // The supervisor drains stderr asynchronously; give it a moment to see
+    // the last words of a dying worker.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+    std::optional<StderrSnapshot> tail = t->stderr_snapshot();
+    while (tail && !tail->closed && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      tail = t->stderr_snapshot();
+    }
+    if (tail) message += valid_utf8(tail->text) + tail_suffix(*tail);
+  }
+  return make_error(ErrorCode::kWorkerExited, std::move(message));
+}
+
+Json KernelManager::finalise_response(Json response, const std::vector<std::string>& chunks,
+                                      bool sidecar_event) {
+  if (!chunks.empty()) {
+    auto it = response.find("stdout");
+    bool empty = it == response.end() || it->is_null() ||
+                 (it->is_string() && it->get_ref<const std::string&>().empty());
+    if (empty) {
+      std::string joined;
+      for (const auto& chunk : chunks) joined += chunk;
+      response["stdout"] = std::move(joined);
+    }
+  }
+  response.erase("skill_sidecar_loads");
+  if (sidecar_event) {
+    response["skill_sidecar_loads"] =
+        Json::array({Json{{"event", "untrusted_worker_sidecar_event"}}});
+  }
+  if (!response.contains("cwd")) {
+    // Host-side annotation: where an oversized stdout may be spilled.
+    response["cwd"] = options_.cwd ? *options_.cwd : std::string("None");
+  }
+  return response;
+}
+
+Result<Json> KernelManager::execute(const std::string& code, const std::string& origin,
+                                    const std::optional<std::string>& cell_id_arg,
+                                    ChunkSink* on_chunk) {
+  std::lock_guard transaction(transaction_);
+  if (!is_alive()) return make_error(ErrorCode::kNotAlive, "kernel worker is not alive");
+  const std::string cell_id =
+      cell_id_arg && !cell_id_arg->empty() ? *cell_id_arg : uuid4();
+
+  Status sent = send(Json{{"type", "execute"}, {"id", cell_id}, {"code", code}, {"origin", origin}});
+  if (!sent) return std::move(sent).error();
+
+  std::vector<std::string> chunks;
+  bool sidecar_event = false;
+  std::optional<Error> chunk_error;
+  for (;;) {
+    auto next = readline();
+    if (!next) return std::move(next).error();
+    if (!next->has_value()) return worker_died_error();
+    Json& frame = **next;
+    if (!frame.is_object()) continue;
+    std::string_view type = proto::frame_type(frame);
+    if (type == "response") {
+      Json response = finalise_response(std::move(frame), chunks, sidecar_event);
+      if (chunk_error) return std::move(*chunk_error);
+      return response;
+    }
+    if (type == "host_call") {
+      Status serviced = service_host_call(frame);
+      if (!serviced) return std::move(serviced).error();
+    } else if (type == "stdout_chunk") {
+      auto id = frame.find("id");
+      if (id == frame.end() || !id->is_string() || id->get_ref<const std::string&>() != cell_id) {
+        // A logging handler bound to a finished cell's stdout, or a thread
+        // writing after its cell returned: not this cell's output.
+        stale_stdout_chunks_.fetch_add(1);
+        continue;
+      }
+      std::string text = proto::frame_string(frame, "text");
+      if (text.empty()) continue;
+      if (on_chunk != nullptr && !chunk_error) {
+        Status delivered = on_chunk->deliver(text);
+        if (!delivered) chunk_error = std::move(delivered).error();
+      }
+      chunks.push_back(std::move(text));
+    } else if (type == "skill_sidecar_load") {
+      sidecar_event = true;
+    } else if (type == "log") {
+      std::string msg = proto::frame_string(frame, "msg");
+      if (!msg.empty()) remember_log(msg);
+    }
+  }
+}
+
+}  // namespace o4s::kernel

@@ -1,0 +1,42 @@
+// Servicing a worker's host_call (spec kernel.md §5.6): the dispatcher's
+// result is translated here, once, for every embedder.
+#include "kernel/kernel_manager.h"
+
+namespace o4s::kernel {
+
+namespace {
+
+// A dict whose only key is "error" is the soft-fail shape every host handler
+// uses; an "error" key with siblings is ordinary data.
+bool is_soft_failure(const Json& data) {
+  return data.is_object() && data.size() == 1 && data.contains("error");
+}
+
+}  // namespace
+
+Status KernelManager::native_service_host_call(const Json& frame) {
+  Json call_id = frame.is_object() && frame.contains("id") ? frame["id"] : Json();
+  std::string method = proto::frame_string(frame, "method");
+  Json args = frame.is_object() && frame.contains("args") && !frame["args"].is_null()
+                  ? frame["args"]
+                  : Json::array();
+
+  DispatchOutcome outcome = hooks_ ? hooks_->dispatch(method, args, {authorization_generation()})
+                                   : DispatchOutcome(NoDispatcher{});
+  Json reply{{"type", "host_response"}, {"id", call_id}};
+  if (std::holds_alternative<NoDispatcher>(outcome)) {
+    reply["error"] = "no host dispatcher configured";
+  } else if (auto* raised = std::get_if<DispatchRaised>(&outcome)) {
+    reply["error"] = raised->message;
+  } else {
+    Json& data = std::get<Json>(outcome);
+    if (is_soft_failure(data)) {
+      reply["error"] = data["error"];
+    } else {
+      reply["data"] = std::move(data);
+    }
+  }
+  return send(reply);
+}
+
+}  // namespace o4s::kernel

@@ -1,0 +1,62 @@
+// What the manager asks of its embedder (the Python binding, or the server).
+// The seams the acceptance suite patches on a Python Kernel (_readline, _send,
+// _service_host_call) are explicit overrides: the manager calls them only
+// while the embedder says they are overridden, so the default path has no
+// Python in it at all.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "base/result.h"
+#include "kernel/transport.h"
+#include "proto/frame_codec.h"
+
+namespace o4s::kernel {
+
+using proto::Json;
+
+struct DispatchContext {
+  std::string authorization_generation;  // for bind_bash_generation
+};
+
+// The outcome of one host call, before the manager translates it.
+struct NoDispatcher {};
+struct DispatchRaised {
+  std::string message;  // str(exc)
+};
+using DispatchOutcome = std::variant<Json, DispatchRaised, NoDispatcher>;
+
+class KernelHooks {
+ public:
+  virtual ~KernelHooks() = default;
+
+  virtual DispatchOutcome dispatch(const std::string& method, const Json& args,
+                                   const DispatchContext& context) = 0;
+
+  // Overrides; called only while overridden(...) says so.
+  enum class Seam { kReadline, kSend, kServiceHostCall };
+  virtual bool overridden(Seam seam) const = 0;
+  virtual Result<std::optional<Json>> readline_override() = 0;
+  virtual Status send_override(const Json& frame) = 0;
+  virtual Status service_host_call_override(const Json& frame) = 0;
+};
+
+// The embedder's transport factory (Kernel(transport_factory=...)).
+class TransportFactory {
+ public:
+  virtual ~TransportFactory() = default;
+  virtual Result<std::shared_ptr<Transport>> make() = 0;
+};
+
+// Receives live stdout text of the current cell; an error stops delivery
+// for the rest of the cell and is reported after the response arrives.
+class ChunkSink {
+ public:
+  virtual ~ChunkSink() = default;
+  virtual Status deliver(const std::string& text) = 0;
+};
+
+}  // namespace o4s::kernel

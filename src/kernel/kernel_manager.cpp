@@ -1,0 +1,218 @@
+// Lifecycle: spawn, restart, interrupt, kill, shutdown, and the seams.
+#include "kernel/kernel_manager.h"
+
+#include <signal.h>
+
+#include <cerrno>
+
+#include "base/random_id.h"
+#include "kernel/pipe_transport.h"
+#include "proc/signals.h"
+#include "proto/limits.h"
+
+namespace o4s::kernel {
+
+namespace {
+std::string new_authorization_generation() { return "kernel:" + uuid4(); }
+}  // namespace
+
+EnvironmentRequest child_environment_request(const KernelOptions& options,
+                                             const std::string& authorization_generation,
+                                             EnvMap source) {
+  EnvironmentRequest request;
+  request.source = std::move(source);
+  request.mode = options.mode;
+  request.cwd = options.cwd;
+  request.env_root = options.env_root;
+  request.env_name = options.env_name;
+  request.kernel_generation = authorization_generation;
+  request.repo_root = options.repo_root;
+  request.default_repo_root = options.repo_root;
+  if (!options.argv) request.interpreter = options.python;
+  return request;
+}
+
+KernelManager::KernelManager(KernelOptions options, std::shared_ptr<KernelHooks> hooks,
+                             std::shared_ptr<TransportFactory> factory)
+    : options_(std::move(options)),
+      hooks_(std::move(hooks)),
+      factory_(std::move(factory)),
+      authorization_generation_(new_authorization_generation()) {}
+
+KernelManager::~KernelManager() { shutdown(); }
+
+std::string KernelManager::authorization_generation() const {
+  std::lock_guard lock(state_);
+  return authorization_generation_;
+}
+
+std::shared_ptr<Transport> KernelManager::transport() const {
+  std::lock_guard lock(state_);
+  return transport_;
+}
+
+std::vector<std::string> KernelManager::worker_log_tail() const {
+  std::lock_guard lock(state_);
+  return {worker_log_tail_.begin(), worker_log_tail_.end()};
+}
+
+void KernelManager::remember_log(const std::string& message) {
+  std::lock_guard lock(state_);
+  worker_log_tail_.push_back(message.substr(0, proto::kWorkerLogEntryChars));
+  while (worker_log_tail_.size() > proto::kWorkerLogTailEntries) worker_log_tail_.pop_front();
+}
+
+Result<std::shared_ptr<Transport>> KernelManager::spawn_transport() {
+  if (factory_) return factory_->make();
+  proc::SpawnRequest request;
+  if (options_.argv) {
+    request.argv = *options_.argv;
+  } else {
+    request.argv = {options_.python, "-u", options_.worker_script};
+  }
+  request.env = to_envp(build_kernel_environment(child_environment_request(
+      options_, authorization_generation(), current_process_environment())));
+  request.cwd = options_.cwd;
+  auto started = PipeTransport::start(request);
+  if (!started) return std::move(started).error();
+  return std::shared_ptr<Transport>(std::move(started.value()));
+}
+
+Status KernelManager::start(double init_timeout_s) {
+  auto transport = spawn_transport();
+  if (!transport) return std::move(transport).error();
+  {
+    std::lock_guard lock(state_);
+    transport_ = transport.value();
+  }
+  // Only a Python worker speaks the attestation handshake.
+  if (!options_.argv) return handshake(transport.value(), init_timeout_s);
+  return {};
+}
+
+Status KernelManager::restart(double init_timeout_s) {
+  if (factory_) {
+    return make_error(ErrorCode::kUnsupported,
+                      "this worker cannot be respawned in place: it dialled in from elsewhere, so a "
+                      "new one has to be placed and dial back in. Recover the session (a new "
+                      "epoch) instead of restarting its kernel.");
+  }
+  // Close first, without the transaction lock: a cell still running gets end
+  // of stream and returns, which is what frees the lock for the respawn.
+  if (auto old = transport()) (void)old->close(true);
+  std::lock_guard transaction(transaction_);
+  {
+    std::lock_guard lock(state_);
+    authorization_generation_ = new_authorization_generation();
+  }
+  Status started = start(init_timeout_s);
+  if (!started) {
+    Error error = std::move(started).error();
+    error.message =
+        "the old kernel was cleared but its replacement could not start: " + error.message;
+    error.code = ErrorCode::kRestartFailed;
+    return error;
+  }
+  generation_.fetch_add(1);
+  if (!is_alive()) {
+    return make_error(ErrorCode::kRestartFailed,
+                      "the restarted worker is not alive: its process failed to start or exited "
+                      "immediately");
+  }
+  return {};
+}
+
+bool KernelManager::is_alive() {
+  auto t = transport();
+  return t && t->alive();
+}
+
+void KernelManager::kill_worker() {
+  if (auto t = transport()) t->kill();
+}
+
+void KernelManager::shutdown() {
+  std::shared_ptr<Transport> t;
+  {
+    std::lock_guard lock(state_);
+    t = transport_;
+  }
+  if (!t) return;
+  if (!t->close(true)) t->kill();
+}
+
+Result<InterruptDelivery> KernelManager::interrupt() {
+  auto t = transport();
+  if (!t) return InterruptDelivery{false, "local-process", "the kernel has no worker"};
+  auto pid = t->local_pid();
+  if (!pid) {
+    if (t->interrupt()) return InterruptDelivery{true, "transport", std::nullopt};
+    return make_error(ErrorCode::kUnsupported,
+                      "no way to interrupt this worker: it is remote and no signal delivery was "
+                      "configured for its allocation");
+  }
+  if (!t->alive()) return InterruptDelivery{false, "local-process", "the worker had already exited"};
+  // Exactly one signal per call, aimed at the main thread (see signals.h).
+  if (proc::signal_main_thread(*pid, SIGINT)) {
+    return InterruptDelivery{true, "local-process", std::nullopt};
+  }
+  if (::kill(*pid, SIGINT) != 0) {
+    return InterruptDelivery{false, "local-process", system_error("kill", errno).message};
+  }
+  return InterruptDelivery{true, "local-process", std::nullopt};
+}
+
+Result<std::optional<Json>> KernelManager::native_readline() {
+  auto t = transport();
+  if (!t) return std::optional<Json>();
+  for (;;) {
+    auto line = t->read_line();
+    if (!line) {
+      if (line.error().code != ErrorCode::kProtocol) return std::move(line).error();
+      malformed_frames_.fetch_add(1);
+      remember_log("host dropped a worker frame: " + line.error().message);
+      continue;
+    }
+    if (!line->has_value()) return std::optional<Json>();
+    auto frame = proto::decode_frame(**line);
+    if (!frame) {
+      // A worker that printed past its protocol discipline must not take the
+      // reader down: count it, say so, and keep the stream aligned.
+      malformed_frames_.fetch_add(1);
+      remember_log("host dropped a malformed worker frame (not JSON)");
+      continue;
+    }
+    return std::optional<Json>(std::move(frame.value()));
+  }
+}
+
+Status KernelManager::native_send(const Json& frame) {
+  auto t = transport();
+  if (!t) return make_error(ErrorCode::kNotAlive, "kernel worker is not alive");
+  return t->write_line(proto::encode_frame(frame));
+}
+
+Status KernelManager::write_raw(std::string_view text) {
+  auto t = transport();
+  if (!t) return make_error(ErrorCode::kNotAlive, "kernel worker is not alive");
+  return t->write_line(text);
+}
+
+Result<std::optional<Json>> KernelManager::readline() {
+  if (hooks_ && hooks_->overridden(KernelHooks::Seam::kReadline)) return hooks_->readline_override();
+  return native_readline();
+}
+
+Status KernelManager::send(const Json& frame) {
+  if (hooks_ && hooks_->overridden(KernelHooks::Seam::kSend)) return hooks_->send_override(frame);
+  return native_send(frame);
+}
+
+Status KernelManager::service_host_call(const Json& frame) {
+  if (hooks_ && hooks_->overridden(KernelHooks::Seam::kServiceHostCall)) {
+    return hooks_->service_host_call_override(frame);
+  }
+  return native_service_host_call(frame);
+}
+
+}  // namespace o4s::kernel

@@ -1,0 +1,107 @@
+// The kernel manager: owns one worker, is its only frame reader, and drives
+// execute / inspect_variables / host calls / interrupt / restart / shutdown
+// (spec kernel.md §3 and §5). Every request gets exactly one terminal reply.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "kernel/environment.h"
+#include "kernel/kernel_hooks.h"
+#include "kernel/transport.h"
+
+namespace o4s::kernel {
+
+struct KernelOptions {
+  std::optional<std::string> cwd;
+  std::string mode = "repl";
+  std::string python;  // the worker's interpreter
+  std::optional<std::string> env_root;
+  std::optional<std::string> env_name;
+  std::optional<std::vector<std::string>> argv;  // a non-Python worker (R)
+  std::string worker_script;                     // absolute path of worker.py
+  std::string repo_root;                         // parent of the openai4s package
+};
+
+// build_kernel_environment's arguments for this kernel (spec §5.12): a Python
+// worker's interpreter leads PATH, an argv worker's does not.
+EnvironmentRequest child_environment_request(const KernelOptions& options,
+                                             const std::string& authorization_generation,
+                                             EnvMap source);
+
+struct InterruptDelivery {
+  bool delivered = false;
+  std::string target;
+  std::optional<std::string> reason;
+};
+
+class KernelManager {
+ public:
+  KernelManager(KernelOptions options, std::shared_ptr<KernelHooks> hooks,
+                std::shared_ptr<TransportFactory> factory);
+  ~KernelManager();
+  KernelManager(const KernelManager&) = delete;
+  KernelManager& operator=(const KernelManager&) = delete;
+
+  // Spawns the worker and runs the attestation handshake.
+  Status start(double init_timeout_s);
+  Result<Json> execute(const std::string& code, const std::string& origin,
+                       const std::optional<std::string>& cell_id, ChunkSink* on_chunk);
+  // limit validated by the caller's type check; range checked here.
+  Result<Json> inspect_variables(long long limit);
+  // Never takes the transaction lock: callable from any thread, including
+  // the dispatcher running inside execute.
+  Result<InterruptDelivery> interrupt();
+  void kill_worker();
+  Status restart(double init_timeout_s);
+  void shutdown();
+  bool is_alive();
+
+  // The seams' native implementations (what runs when nothing overrides them).
+  Result<std::optional<Json>> native_readline();
+  Status native_send(const Json& frame);
+  Status native_service_host_call(const Json& frame);
+  // Raw protocol write, for the Popen-like stdin the suite writes garbage to.
+  Status write_raw(std::string_view text);
+
+  int generation() const { return generation_.load(); }
+  std::string authorization_generation() const;
+  std::vector<std::string> worker_log_tail() const;
+  std::size_t stale_stdout_chunks() const { return stale_stdout_chunks_.load(); }
+  std::size_t malformed_frames() const { return malformed_frames_.load(); }
+  std::shared_ptr<Transport> transport() const;
+  const KernelOptions& options() const { return options_; }
+  bool uses_factory() const { return factory_ != nullptr; }
+
+ private:
+  Result<std::shared_ptr<Transport>> spawn_transport();
+  Status handshake(const std::shared_ptr<Transport>& transport, double timeout_s);
+  Result<std::optional<Json>> readline();
+  Status send(const Json& frame);
+  Status service_host_call(const Json& frame);
+  Error worker_died_error();
+  void remember_log(const std::string& message);
+  Json finalise_response(Json response, const std::vector<std::string>& chunks,
+                         bool sidecar_event);
+
+  const KernelOptions options_;
+  const std::shared_ptr<KernelHooks> hooks_;
+  const std::shared_ptr<TransportFactory> factory_;
+
+  std::timed_mutex transaction_;  // one reader, one request outstanding
+  mutable std::mutex state_;      // guards transport_, generation id, log tail
+  std::shared_ptr<Transport> transport_;
+  std::string authorization_generation_;
+  std::deque<std::string> worker_log_tail_;
+  std::atomic<int> generation_{0};
+  std::atomic<std::size_t> stale_stdout_chunks_{0};
+  std::atomic<std::size_t> malformed_frames_{0};
+};
+
+}  // namespace o4s::kernel

@@ -1,0 +1,88 @@
+#include "kernel/pipe_transport.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "proc/supervisor.h"
+#include "proto/limits.h"
+
+namespace o4s::kernel {
+
+using std::chrono::milliseconds;
+
+Result<std::unique_ptr<PipeTransport>> PipeTransport::start(const proc::SpawnRequest& request) {
+  auto spawned = proc::ProcessSupervisor::instance().spawn(request, proto::kStderrTailBytes);
+  if (!spawned) return std::move(spawned).error();
+  auto child = std::make_unique<proc::ChildProcess>(spawned->pid, std::move(spawned->pidfd));
+  return std::unique_ptr<PipeTransport>(
+      new PipeTransport(std::move(child), std::move(spawned->stdin_write),
+                        std::move(spawned->stdout_read), std::move(spawned->stderr_tail)));
+}
+
+PipeTransport::PipeTransport(std::unique_ptr<proc::ChildProcess> child, UniqueFd stdin_write,
+                             UniqueFd stdout_read, std::shared_ptr<proc::StderrTail> tail)
+    : child_(std::move(child)),
+      stdin_(std::move(stdin_write)),
+      stdout_(std::move(stdout_read)),
+      reader_(stdout_.get(), proto::kMaxFrameBytes),
+      tail_(std::move(tail)) {}
+
+PipeTransport::~PipeTransport() {
+  close_input();
+  // ChildProcess's destructor kills and reaps whatever is still running.
+}
+
+Status PipeTransport::write_line(std::string_view line) {
+  std::lock_guard lock(write_mutex_);
+  if (!stdin_) return make_error(ErrorCode::kNotAlive, "kernel worker input is closed");
+  while (!line.empty()) {
+    ssize_t n = ::write(stdin_.get(), line.data(), line.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return system_error("write protocol pipe", errno);
+    }
+    line.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return {};
+}
+
+Result<std::optional<std::string>> PipeTransport::read_line() {
+  std::lock_guard lock(read_mutex_);
+  return reader_.read_line();
+}
+
+std::size_t PipeTransport::dropped_lines() const { return reader_.oversized_lines(); }
+
+bool PipeTransport::alive() { return !child_->exited(); }
+
+void PipeTransport::kill() { child_->kill_group(); }
+
+void PipeTransport::close_input() {
+  std::lock_guard lock(write_mutex_);
+  stdin_.reset();
+}
+
+Status PipeTransport::close(bool graceful) {
+  if (graceful && alive()) {
+    (void)write_line("{\"type\":\"shutdown\"}\n");
+    if (!child_->wait_exit(milliseconds(3000))) {
+      // A worker busy in a cell never reads the shutdown frame; its SIGINT
+      // handler turns this into the cell's interrupt, then it reads it.
+      (void)child_->send_signal(SIGINT);
+      if (!child_->wait_exit(milliseconds(2000))) child_->kill_group();
+    }
+  }
+  close_input();
+  // Reaping also ends the cell's orphaned grandchildren (ChildProcess::poll).
+  child_->wait(milliseconds(graceful ? 2000 : 0));
+  return {};
+}
+
+std::optional<StderrSnapshot> PipeTransport::stderr_snapshot() {
+  return StderrSnapshot{tail_->text(), tail_->retained_bytes(), tail_->seen_bytes(),
+                        tail_->dropped_bytes(), tail_->closed()};
+}
+
+}  // namespace o4s::kernel

@@ -1,0 +1,53 @@
+// The local transport: a worker spawned by the supervisor thread with a
+// protocol pipe pair and a drained stderr.
+#pragma once
+
+#include <memory>
+#include <mutex>
+
+#include "base/unique_fd.h"
+#include "kernel/transport.h"
+#include "proc/child_process.h"
+#include "proc/spawn.h"
+#include "proc/stderr_tail.h"
+#include "proto/line_reader.h"
+
+namespace o4s::kernel {
+
+class PipeTransport final : public Transport {
+ public:
+  static Result<std::unique_ptr<PipeTransport>> start(const proc::SpawnRequest& request);
+  ~PipeTransport() override;
+
+  Status write_line(std::string_view line) override;
+  Result<std::optional<std::string>> read_line() override;
+  bool alive() override;
+  bool interrupt() override { return false; }  // signals are the manager's job
+  void kill() override;
+  // Graceful: shutdown frame, 3 s; SIGINT, 2 s; group kill, 2 s. Either way
+  // the protocol input closes and leftovers of the group are killed.
+  Status close(bool graceful) override;
+  std::optional<pid_t> local_pid() override { return child_->pid(); }
+  std::optional<StderrSnapshot> stderr_snapshot() override;
+  std::size_t dropped_lines() const override;
+
+  proc::ChildProcess& child() { return *child_; }
+  std::shared_ptr<proc::StderrTail> tail() const { return tail_; }
+
+ private:
+  PipeTransport(std::unique_ptr<proc::ChildProcess> child, UniqueFd stdin_write,
+                UniqueFd stdout_read, std::shared_ptr<proc::StderrTail> tail);
+  void close_input();
+
+  std::unique_ptr<proc::ChildProcess> child_;
+  std::mutex write_mutex_;
+  UniqueFd stdin_;  // guarded by write_mutex_
+  // Kept open until destruction: closing it under a blocked reader would let
+  // the number be reused beneath that read.
+  UniqueFd stdout_;
+  std::mutex read_mutex_;
+  proto::LineReader reader_;
+  std::shared_ptr<proc::StderrTail> tail_;
+};
+
+}  // namespace o4s::kernel

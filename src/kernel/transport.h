@@ -1,0 +1,50 @@
+// How frames reach a worker: a local pipe pair, or any object a transport
+// factory returns (the Python bindings adapt those). The manager is the only
+// reader; write_line may be called from any thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+
+namespace o4s::proc {
+class ChildProcess;
+}
+
+namespace o4s::kernel {
+
+struct StderrSnapshot {
+  std::string text;  // raw bytes
+  std::size_t retained = 0;
+  std::size_t seen = 0;
+  std::size_t dropped = 0;
+  bool closed = true;  // the writer side is gone, nothing more will arrive
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  // Writes one already-terminated line, whole, and flushes.
+  virtual Status write_line(std::string_view line) = 0;
+  // One line including '\n'; std::nullopt at end of stream.
+  virtual Result<std::optional<std::string>> read_line() = 0;
+  virtual bool alive() = 0;
+  // Transport-level interrupt (remote workers); false = cannot.
+  virtual bool interrupt() = 0;
+  // Hard stop; also the transport-neutral way to wake a blocked read_line.
+  virtual void kill() = 0;
+  virtual Status close(bool graceful) = 0;
+
+  // The local worker's host pid, when there is one.
+  virtual std::optional<pid_t> local_pid() = 0;
+  virtual std::optional<StderrSnapshot> stderr_snapshot() = 0;
+  // Frames dropped by the reader for being over the cap or unreadable.
+  virtual std::size_t dropped_lines() const { return 0; }
+};
+
+}  // namespace o4s::kernel

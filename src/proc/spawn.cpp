@@ -1,0 +1,115 @@
+#include "proc/spawn.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "base/scope_exit.h"
+
+namespace o4s::proc {
+
+namespace {
+
+// Dispositions a shell or a Python parent commonly leaves ignored; an ignored
+// disposition survives exec (handled ones are reset by exec itself). SIGINT
+// and SIGQUIT matter most: R installs its interrupt handler only when SIGINT
+// is not ignored. SIGPIPE is ignored by every CPython parent.
+constexpr int kResetSignals[] = {SIGINT,  SIGQUIT, SIGPIPE, SIGXFSZ, SIGHUP,  SIGTERM,
+                                 SIGTSTP, SIGTTIN, SIGTTOU, SIGUSR1, SIGUSR2, SIGCHLD};
+
+Result<PipePair> make_pipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return system_error("pipe2", errno);
+  return PipePair{UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+std::string env_value(const std::vector<std::string>& env, std::string_view name) {
+  for (const auto& entry : env) {
+    if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 &&
+        entry[name.size()] == '=') {
+      return entry.substr(name.size() + 1);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string resolve_program(const std::string& program, const std::vector<std::string>& env) {
+  if (program.empty() || program.find('/') != std::string::npos) return program;
+  std::string path = env_value(env, "PATH");
+  if (path.empty()) path = "/bin:/usr/bin";
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t stop = path.find(':', start);
+    if (stop == std::string::npos) stop = path.size();
+    std::string dir = path.substr(start, stop - start);
+    // An empty entry means the current directory; never search it implicitly.
+    if (!dir.empty()) {
+      std::string candidate = dir + "/" + program;
+      if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    start = stop + 1;
+  }
+  return program;
+}
+
+Result<SpawnedPipes> spawn_with_pipes(const SpawnRequest& request) {
+  if (request.argv.empty()) return make_error(ErrorCode::kInvalidArgument, "spawn: empty argv");
+  auto in = make_pipe();
+  if (!in) return std::move(in).error();
+  auto out = make_pipe();
+  if (!out) return std::move(out).error();
+  auto err = make_pipe();
+  if (!err) return std::move(err).error();
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  ScopeExit free_actions([&] { posix_spawn_file_actions_destroy(&actions); });
+  posix_spawn_file_actions_adddup2(&actions, in->read.get(), 0);
+  posix_spawn_file_actions_adddup2(&actions, out->write.get(), 1);
+  posix_spawn_file_actions_adddup2(&actions, err->write.get(), 2);
+  for (int fd : request.pass_fds) {
+    // dup2 onto itself clears FD_CLOEXEC in glibc's spawn (POSIX 2024).
+    posix_spawn_file_actions_adddup2(&actions, fd, fd);
+  }
+  if (request.pass_fds.empty()) {
+    // Belt and braces against a library that leaked a non-CLOEXEC fd.
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+  }
+  if (request.cwd) posix_spawn_file_actions_addchdir_np(&actions, request.cwd->c_str());
+
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  ScopeExit free_attr([&] { posix_spawnattr_destroy(&attr); });
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (int sig : kResetSignals) sigaddset(&defaults, sig);
+  sigset_t empty_mask;
+  sigemptyset(&empty_mask);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  // A host thread's blocked mask would otherwise be inherited across exec.
+  posix_spawnattr_setsigmask(&attr, &empty_mask);
+  posix_spawnattr_setflags(&attr, static_cast<short>(POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF |
+                                                     POSIX_SPAWN_SETSIGMASK));
+
+  std::string program = resolve_program(request.argv[0], request.env);
+  std::vector<char*> argv;
+  argv.reserve(request.argv.size() + 1);
+  for (const auto& arg : request.argv) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  envp.reserve(request.env.size() + 1);
+  for (const auto& entry : request.env) envp.push_back(const_cast<char*>(entry.c_str()));
+  envp.push_back(nullptr);
+
+  pid_t pid = -1;
+  int rc = ::posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
+  if (rc != 0) return system_error("spawn " + program, rc);
+  return SpawnedPipes{pid, std::move(in->write), std::move(out->read), std::move(err->read)};
+}
+
+}  // namespace o4s::proc

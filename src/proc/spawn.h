@@ -1,0 +1,39 @@
+// One child process started with posix_spawn: pipes, new session, default
+// signal dispositions, empty signal mask, exec failure reported to the caller.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "base/unique_fd.h"
+
+namespace o4s::proc {
+
+struct SpawnRequest {
+  std::vector<std::string> argv;  // argv[0] is resolved against env's PATH
+  std::vector<std::string> env;   // "NAME=value" entries, used as is
+  std::optional<std::string> cwd;
+  std::vector<int> pass_fds;  // borrowed; inherited by the child at the same number
+};
+
+struct SpawnedPipes {
+  pid_t pid = -1;
+  UniqueFd stdin_write;
+  UniqueFd stdout_read;
+  UniqueFd stderr_read;
+};
+
+// Runs posix_spawn (glibc: clone(CLONE_VM|CLONE_VFORK) + exec, so nothing but
+// async-signal-safe work happens in the child, and an exec failure comes back
+// as this function's error). Every fd this creates is close-on-exec.
+Result<SpawnedPipes> spawn_with_pipes(const SpawnRequest& request);
+
+// Resolves a bare program name the way execvp would, but against the child's
+// PATH (taken from env), not the parent's.
+std::string resolve_program(const std::string& program, const std::vector<std::string>& env);
+
+}  // namespace o4s::proc

@@ -1,0 +1,134 @@
+#include "proc/supervisor.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/wait.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <future>
+
+#include "proc/signals.h"
+
+namespace o4s::proc {
+
+ProcessSupervisor& ProcessSupervisor::instance() {
+  static ProcessSupervisor* supervisor = new ProcessSupervisor();
+  return *supervisor;
+}
+
+ProcessSupervisor::ProcessSupervisor()
+    : epoll_(::epoll_create1(EPOLL_CLOEXEC)), wakeup_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  if (!epoll_ || !wakeup_) std::abort();  // no supervisor means no kernels at all
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = wakeup_.get();
+  if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, wakeup_.get(), &ev) != 0) std::abort();
+  thread_ = std::thread([this] { run(); });
+  thread_.detach();
+}
+
+bool ProcessSupervisor::on_supervisor_thread() const {
+  return std::this_thread::get_id() == thread_.get_id();
+}
+
+void ProcessSupervisor::post(std::function<void()> task) {
+  {
+    std::lock_guard lock(mutex_);
+    tasks_.push_back(std::move(task));
+  }
+  std::uint64_t one = 1;
+  // The eventfd counter cannot overflow in practice; a failed write would
+  // only delay the task until the next wakeup.
+  [[maybe_unused]] ssize_t n = ::write(wakeup_.get(), &one, sizeof one);
+}
+
+Result<SupervisedChild> ProcessSupervisor::spawn(const SpawnRequest& request,
+                                                 std::size_t tail_budget) {
+  auto work = [this, &request, tail_budget]() -> Result<SupervisedChild> {
+    auto pipes = spawn_with_pipes(request);
+    if (!pipes) return std::move(pipes).error();
+    auto pidfd = open_pidfd(pipes->pid);
+    if (!pidfd) {
+      // Without a pidfd we cannot supervise safely; do not leave an orphan.
+      ::kill(-pipes->pid, SIGKILL);
+      ::waitpid(pipes->pid, nullptr, 0);
+      return std::move(pidfd).error();
+    }
+    auto tail = std::make_shared<StderrTail>(tail_budget);
+    watch_stderr(std::move(pipes->stderr_read), tail);
+    return SupervisedChild{pipes->pid, std::move(pidfd.value()), std::move(pipes->stdin_write),
+                           std::move(pipes->stdout_read), std::move(tail)};
+  };
+  if (on_supervisor_thread()) return work();
+  std::promise<Result<SupervisedChild>> promise;
+  auto future = promise.get_future();
+  post([&] { promise.set_value(work()); });
+  return future.get();
+}
+
+void ProcessSupervisor::watch_stderr(UniqueFd fd, std::shared_ptr<StderrTail> tail) {
+  int raw = fd.get();
+  int flags = ::fcntl(raw, F_GETFL);
+  ::fcntl(raw, F_SETFL, flags | O_NONBLOCK);
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLRDHUP;
+  ev.data.fd = raw;
+  if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, raw, &ev) != 0) {
+    tail->mark_closed();
+    return;  // fd closes here; the child gets EPIPE on stderr rather than a hang
+  }
+  watched_.emplace(raw, Watched{std::move(fd), std::move(tail)});
+}
+
+void ProcessSupervisor::drain(int fd) {
+  auto it = watched_.find(fd);
+  if (it == watched_.end()) return;
+  char buffer[8192];
+  for (;;) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n > 0) {
+      it->second.tail->append(std::string_view(buffer, static_cast<std::size_t>(n)));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    // EOF or a real error: the last writer is gone.
+    ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr);
+    it->second.tail->mark_closed();
+    watched_.erase(it);
+    return;
+  }
+}
+
+void ProcessSupervisor::run() {
+  epoll_event events[32];
+  for (;;) {
+    int n = ::epoll_wait(epoll_.get(), events, 32, -1);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      std::abort();
+    }
+    for (int i = 0; i < n; ++i) {
+      int fd = events[i].data.fd;
+      if (fd == wakeup_.get()) {
+        std::uint64_t count;
+        [[maybe_unused]] ssize_t r = ::read(wakeup_.get(), &count, sizeof count);
+        std::deque<std::function<void()>> tasks;
+        {
+          std::lock_guard lock(mutex_);
+          tasks.swap(tasks_);
+        }
+        for (auto& task : tasks) task();
+      } else {
+        drain(fd);
+      }
+    }
+  }
+}
+
+}  // namespace o4s::proc

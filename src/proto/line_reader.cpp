@@ -1,0 +1,88 @@
+#include "proto/line_reader.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace o4s::proto {
+
+namespace {
+constexpr std::size_t kReadChunk = 1 << 16;
+}
+
+LineReader::LineReader(int fd, std::size_t max_line)
+    : fd_(fd), max_line_(max_line), buffer_(kReadChunk) {}
+
+Result<std::size_t> LineReader::fill() {
+  if (begin_ == end_) {
+    begin_ = end_ = 0;
+    // One huge frame must not pin its buffer for the life of the kernel.
+    if (buffer_.size() > 16 * kReadChunk) {
+      buffer_.assign(kReadChunk, '\0');
+      buffer_.shrink_to_fit();
+    }
+  }
+  if (end_ == buffer_.size()) {
+    if (begin_ > 0) {
+      std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+    } else {
+      buffer_.resize(buffer_.size() * 2);
+    }
+  }
+  for (;;) {
+    ssize_t n = ::read(fd_, buffer_.data() + end_, buffer_.size() - end_);
+    if (n >= 0) {
+      end_ += static_cast<std::size_t>(n);
+      return static_cast<std::size_t>(n);
+    }
+    if (errno != EINTR) return system_error("read protocol pipe", errno);
+  }
+}
+
+Result<std::optional<std::string>> LineReader::read_line() {
+  // Bytes after begin_ already searched for '\n'; relative to begin_ so it
+  // survives fill() compacting the buffer.
+  std::size_t searched = 0;
+  bool discarding = false;
+  for (;;) {
+    const char* start = buffer_.data() + begin_ + searched;
+    const void* nl = std::memchr(start, '\n', end_ - begin_ - searched);
+    if (nl != nullptr) {
+      std::size_t stop =
+          static_cast<std::size_t>(static_cast<const char*>(nl) - buffer_.data()) + 1;
+      if (discarding) {
+        begin_ = stop;
+        ++oversized_lines_;
+        return make_error(ErrorCode::kProtocol, "oversized frame dropped (over the frame cap)");
+      }
+      std::string line(buffer_.data() + begin_, stop - begin_);
+      begin_ = stop;
+      return std::optional<std::string>(std::move(line));
+    }
+    searched = end_ - begin_;
+    if (discarding || searched >= max_line_) {
+      // Over the cap with no newline yet: drop what we hold and keep
+      // discarding until the newline, so memory stays bounded.
+      discarding = true;
+      begin_ = end_ = searched = 0;
+    }
+    auto got = fill();
+    if (!got.ok()) return std::move(got).error();
+    if (got.value() == 0) {
+      if (discarding) {
+        ++oversized_lines_;
+        return make_error(ErrorCode::kProtocol, "oversized frame cut off by end of stream");
+      }
+      if (begin_ == end_) return std::optional<std::string>();
+      // A final line without '\n' is still a line.
+      std::string line(buffer_.data() + begin_, end_ - begin_);
+      begin_ = end_;
+      return std::optional<std::string>(std::move(line));
+    }
+  }
+}
+
+}  // namespace o4s::proto

@@ -1,0 +1,157 @@
+"""Kernel lifecycle through real workers: no leaked processes, a usable
+kernel after every failure, and the GIL free while a cell runs."""
+
+import os
+import threading
+import time
+
+import pytest
+
+from openai4s.kernel import Kernel
+
+from manager_support import process_exists
+
+
+def _spawn_grandchild(kernel):
+    result = kernel.execute(
+        "import subprocess, sys\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "print(child.pid)"
+    )
+    assert result["error"] is None, result
+    return int(result["stdout"])
+
+
+def _wait_gone(pid, seconds=10.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not process_exists(pid):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_shutdown_leaves_nothing_of_the_worker_group_running(tmp_path):
+    k = Kernel(cwd=tmp_path)
+    worker = k.pid
+    grandchild = _spawn_grandchild(k)
+    k.shutdown()
+    assert _wait_gone(worker)
+    assert _wait_gone(grandchild), "a cell's subprocess outlived its kernel's shutdown"
+
+
+def test_restart_ends_the_old_group_and_starts_clean(kernel):
+    old_worker = kernel.pid
+    grandchild = _spawn_grandchild(kernel)
+    kernel.execute("x = 1")
+    kernel.restart()
+    assert kernel.pid != old_worker
+    assert _wait_gone(old_worker) and _wait_gone(grandchild)
+    assert kernel.execute("print('x' in globals())")["stdout"].strip() == "False"
+
+
+def test_restart_while_a_cell_runs_gives_that_cell_a_clear_error(kernel):
+    outcome = {}
+
+    def run():
+        try:
+            outcome["result"] = kernel.execute("import time\ntime.sleep(60)")
+        except RuntimeError as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    time.sleep(0.3)
+    kernel.restart()
+    thread.join(timeout=20)
+    assert not thread.is_alive()
+    # Either the cell was interrupted by the graceful close or it saw its
+    # worker go away; both are one terminal reply, and the kernel is usable.
+    assert "result" in outcome or "exited unexpectedly" in str(outcome["error"])
+    assert kernel.execute("print(1 + 1)")["stdout"].strip() == "2"
+
+
+def test_kill_worker_then_execute_fails_clearly_and_restart_recovers(kernel):
+    kernel.kill_worker()
+    assert not kernel.is_alive()
+    with pytest.raises(RuntimeError, match="not alive"):
+        kernel.execute("1")
+    kernel.restart()
+    assert kernel.execute("print('back')")["stdout"] == "back\n"
+
+
+def test_the_gil_is_free_while_a_cell_runs(kernel):
+    ticks = []
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            ticks.append(1)
+            time.sleep(0.001)
+
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    try:
+        kernel.execute("import time\ntime.sleep(0.5)")
+    finally:
+        stop.set()
+        spinner.join()
+    assert len(ticks) > 50, "another Python thread was starved during execute"
+
+
+def test_an_on_chunk_that_raises_is_reported_after_the_cell_and_aligned(kernel):
+    def explode(_text):
+        raise ValueError("watcher broke")
+
+    with pytest.raises(ValueError, match="watcher broke"):
+        kernel.execute("print('a')\nprint('b')", on_chunk=explode)
+    assert kernel.execute("print('next')")["stdout"] == "next\n"
+
+
+def test_interrupt_is_clean_and_fast_every_time(kernel):
+    kernel.execute("marker = 5")
+    for _ in range(5):
+        started = threading.Event()
+        box = {}
+
+        def run():
+            box["r"] = kernel.execute(
+                "print('go', flush=True)\nimport time\ntime.sleep(30)",
+                on_chunk=lambda _t: started.set(),
+            )
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        assert started.wait(10)
+        time.sleep(0.05)
+        assert kernel.interrupt()
+        thread.join(timeout=5)
+        assert not thread.is_alive()
+        assert box["r"]["interrupted"] is True
+    assert kernel.execute("print(marker)")["stdout"].strip() == "5"
+
+
+def test_stdin_reads_cannot_eat_protocol_frames(kernel):
+    result = kernel.execute("import sys\nprint(repr(sys.stdin.read()))")
+    assert result["stdout"].strip() == "''"
+    assert kernel.execute("print('aligned')")["stdout"] == "aligned\n"
+
+
+def test_secrets_in_the_host_environment_never_reach_the_worker(monkeypatch, tmp_path):
+    monkeypatch.setenv("OPENAI4S_LLM_API_KEY", "sk-never-in-a-worker")
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-never")
+    monkeypatch.setenv("LD_PRELOAD", "/nonexistent/evil.so")
+    with Kernel(cwd=tmp_path) as k:
+        result = k.execute(
+            "import os\nprint(sorted(k for k in os.environ "
+            "if 'KEY' in k or 'TOKEN' in k or k.startswith('LD_')))"
+        )
+    assert result["stdout"].strip() == "[]"
+
+
+def test_the_worker_environment_names_the_workspace(tmp_path):
+    with Kernel(cwd=tmp_path) as k:
+        result = k.execute("import os\nprint(os.environ['OPENAI4S_WORKSPACE'], os.getcwd())")
+    workspace, cwd = result["stdout"].split()
+    assert workspace == cwd == str(tmp_path.resolve())
+    assert os.path.isdir(workspace)

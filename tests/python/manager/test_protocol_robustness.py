@@ -1,0 +1,37 @@
+"""The manager's reader against a worker that breaks the frame protocol:
+counted, reported, never a crash or a hang, and the kernel stays usable."""
+
+import pytest
+
+from openai4s.kernel import Kernel
+
+from manager_support import fake_worker_factory
+
+
+@pytest.mark.parametrize("mode", ["garbage", "oversized"])
+def test_malformed_worker_frames_are_counted_and_skipped(mode):
+    with Kernel(transport_factory=fake_worker_factory("misbehaving.py", mode)) as k:
+        result = k.execute("anything")
+        assert result["stdout"] == "still here\n"
+        assert k.malformed_frames >= 1
+        assert any("dropped" in line for line in k.worker_log_tail)
+        # Aligned afterwards: the next cell gets its own response.
+        assert k.execute("again")["stdout"] == "still here\n"
+
+
+def test_a_worker_that_dies_mid_cell_reports_its_last_words():
+    with Kernel(transport_factory=fake_worker_factory("misbehaving.py", "die")) as k:
+        with pytest.raises(RuntimeError, match="exited unexpectedly") as caught:
+            k.execute("anything")
+        assert "the worker fell over" in str(caught.value)
+        assert not k.is_alive()
+        with pytest.raises(RuntimeError, match="not alive"):
+            k.execute("again")
+
+
+def test_a_worker_flooding_stderr_cannot_deadlock_a_cell():
+    with Kernel(transport_factory=fake_worker_factory("misbehaving.py", "noisy-stderr")) as k:
+        assert k.execute("anything")["stdout"] == "still here\n"
+        tail = k._stderr_tail
+        assert tail.truncated
+        assert tail.retained_bytes == 65536
