@@ -21,7 +21,6 @@ import builtins
 import json
 import os
 import sys
-import time
 
 from openai4s.kernel.protocol import CELL_TAG_PREFIX
 
@@ -66,7 +65,9 @@ class _TaggedStr(str):
 
 
 class _TaggedBytes(bytes):
-    __slots__ = (_ATTR,)
+    # bytes is variable-size: no non-empty __slots__, so the tag lives in
+    # the instance __dict__.
+    pass
 
 
 

@@ -1,0 +1,68 @@
+"""Command-line interface: `python -m openai4s <command>`.
+
+Only argument parsing lives here; each command is its own module, imported
+when chosen so `--help` stays fast and never loads the C++ core.
+"""
+
+import argparse
+import os
+
+from openai4s import __version__
+
+#: Kernel modes that need nothing beyond a Python interpreter (the R mode
+#: needs an Rscript argv, which this CLI does not build).
+_MODES = ("repl", "python", "analysis", "jupyter")
+
+
+def _directory(value):
+    path = os.path.abspath(os.path.expanduser(value))
+    if not os.path.isdir(path):
+        raise argparse.ArgumentTypeError(f"not a directory: {value}")
+    return path
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="python -m openai4s",
+        description="openai4s: a persistent code-execution kernel for agents.",
+    )
+    parser.add_argument("--version", action="version", version=f"openai4s {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    repl = commands.add_parser(
+        "repl",
+        help="interactive Python session on a kernel",
+        description=(
+            "Start a kernel and read cells from the terminal. When stdin is not "
+            "a terminal, run every cell read from it without prompts and exit "
+            "non-zero if any cell failed."
+        ),
+        epilog=(
+            "Magics: %%vars, %%restart, %%help, %%exit. Ctrl-C interrupts the "
+            "running cell (three presses kill the kernel); Ctrl-D leaves."
+        ),
+    )
+    repl.add_argument(
+        "--cwd",
+        type=_directory,
+        default=None,
+        metavar="DIR",
+        help="working directory of the kernel (default: the current directory)",
+    )
+    repl.add_argument(
+        "--mode",
+        choices=_MODES,
+        default="repl",
+        help="kernel mode (default: %(default)s)",
+    )
+    return parser
+
+
+def main(argv=None):
+    """Parse `argv` and run the chosen command; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    if args.command == "repl":
+        from openai4s.cli.repl import run_repl
+
+        return run_repl(cwd=args.cwd or os.getcwd(), mode=args.mode)
+    raise AssertionError(f"unhandled command {args.command!r}")

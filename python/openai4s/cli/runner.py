@@ -1,0 +1,69 @@
+"""Running one cell so that Ctrl-C reaches it.
+
+Python delivers SIGINT to the main thread only, between bytecodes; a main
+thread blocked inside `Kernel.execute` (a C++ call) would not see Ctrl-C
+until the cell ended. So the cell runs on a worker thread and the main
+thread waits in short slices, turning each KeyboardInterrupt into
+`Kernel.interrupt()`, which never blocks.
+"""
+
+import threading
+
+#: How long the main thread sleeps between checks; bounds Ctrl-C latency.
+_WAIT_SLICE_S = 0.1
+
+#: Ctrl-C presses after which an unresponsive kernel is killed (the REPL
+#: then restarts it): the way out of a cell stuck in C code.
+KILL_AFTER_PRESSES = 3
+
+
+class CellFailed(Exception):
+    """`Kernel.execute` raised instead of answering (e.g. the worker died)."""
+
+
+def run_cell(kernel, code, on_chunk, on_ctrl_c=None):
+    """Execute `code` on `kernel`, streaming stdout to `on_chunk`.
+
+    Returns the response dict, or raises CellFailed with the exception
+    `execute` raised. `on_ctrl_c(presses, delivery)` is told about each
+    Ctrl-C (`delivery` is what `interrupt()` returned, None when the kernel
+    was killed instead).
+    """
+    outcome = {}
+
+    def target():
+        try:
+            outcome["result"] = kernel.execute(code, on_chunk=on_chunk)
+        except BaseException as exc:  # reported on the main thread
+            outcome["exception"] = exc
+
+    thread = threading.Thread(target=target, name="openai4s-cell", daemon=True)
+    thread.start()
+    _wait_forwarding_ctrl_c(thread, kernel, on_ctrl_c)
+    if "exception" in outcome:
+        raise CellFailed(outcome["exception"]) from outcome["exception"]
+    return outcome["result"]
+
+
+def _wait_forwarding_ctrl_c(thread, kernel, on_ctrl_c):
+    presses = 0
+    while thread.is_alive():
+        try:
+            thread.join(_WAIT_SLICE_S)
+        except KeyboardInterrupt:
+            presses += 1
+            try:
+                delivery = _stop(kernel, presses)
+                if on_ctrl_c is not None:
+                    on_ctrl_c(presses, delivery)
+            except KeyboardInterrupt:
+                # A press that lands while the previous one is handled is
+                # counted; the loop keeps waiting for the cell to end.
+                presses += 1
+
+
+def _stop(kernel, presses):
+    if presses >= KILL_AFTER_PRESSES:
+        kernel.kill_worker()
+        return None
+    return kernel.interrupt()

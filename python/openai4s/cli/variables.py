@@ -1,0 +1,45 @@
+"""`%vars`: the kernel's variable listing as a plain-text table."""
+
+_VALUE_WIDTH = 60
+_HEADERS = ("Name", "Type", "Size", "Value")
+
+
+def _shorten(text, width):
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _value(entry):
+    """The preview as one line. Strings are quoted so that `'1'` and `1`
+    differ; other previews are already display text or JSON scalars."""
+    if "preview" not in entry:
+        return ""
+    preview = entry["preview"]
+    if entry.get("kind") == "text" and isinstance(preview, str):
+        return repr(preview)
+    return str(preview).replace("\n", "\\n")
+
+
+def _row(entry):
+    length = entry.get("length")
+    return (
+        str(entry.get("name", "?")),
+        str(entry.get("type", "?")),
+        "" if length is None else str(length),
+        _shorten(_value(entry), _VALUE_WIDTH),
+    )
+
+
+def format_variables(response):
+    """Render an `inspect_variables` response; always ends with a newline."""
+    entries = response.get("variables") or []
+    if not entries:
+        return "(no variables)\n"
+    rows = [_HEADERS] + [_row(entry) for entry in entries]
+    widths = [max(len(row[column]) for row in rows) for column in range(len(_HEADERS))]
+    lines = []
+    for row in rows:
+        cells = [text.ljust(width) for text, width in zip(row, widths)]
+        lines.append("  ".join(cells).rstrip())
+    if response.get("truncated"):
+        lines.append(f"(only the first {len(entries)} variables are shown)")
+    return "\n".join(lines) + "\n"

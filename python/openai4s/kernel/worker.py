@@ -1,0 +1,475 @@
+"""The Python kernel worker: a JSON-lines peer that runs Cells.
+
+Launched as ``python -u <abs path>/openai4s/kernel/worker.py``; importing it
+has no side effects (the host's tests import it to drive the SIGINT and frame
+discipline directly).
+"""
+
+import os
+import sys
+
+if __name__ == "__main__":
+    # As a script, sys.path[0] is this directory, which would expose sibling
+    # modules under wrong top-level names. Swap it for the trusted package
+    # parent (three levels above the real path, never an inherited PYTHONPATH)
+    # and run the one importable copy of this module, so that there is a
+    # single copy of its state.
+    _here = os.path.dirname(os.path.realpath(__file__))
+    if sys.path and os.path.realpath(sys.path[0] or os.curdir) == _here:
+        del sys.path[0]
+    _parent = os.path.dirname(os.path.dirname(_here))
+    if os.path.isfile(os.path.join(_parent, "openai4s", "__init__.py")):
+        if _parent not in sys.path:
+            sys.path.insert(0, _parent)
+    from openai4s.kernel import worker as _worker
+
+    sys.exit(_worker.main())
+
+import builtins
+import json
+import signal
+import threading
+
+from openai4s.kernel import channel, inspector, protocol
+from openai4s.kernel.capture import BoundedBuffer, StreamingStdout, cap_text
+from openai4s.kernel.files_read import ReadObserver, _workspace_relative_read_path
+from openai4s.kernel.guards import CellGuards
+from openai4s.kernel.host_rpc import HostChannel
+from openai4s.kernel.tracebacks import cell_location, format_bounded, skip_frames_of
+from openai4s.kernel.usage import CellClock
+
+__all__ = ["main", "_workspace_relative_read_path"]
+
+# SIGINT state: one-element lists mutated in place, so tests (and the
+# handler) share the cells rather than rebinding names.
+#: The handler may raise right now.
+_in_user_code = [False]
+#: A signal arrived when it could not be raised; it is owed to this Cell.
+_sigint_pending = [False]
+#: This Cell's KeyboardInterrupt came from a signal, not from user code.
+_sigint_delivered = [False]
+_MAIN_THREAD_IDENT = threading.main_thread().ident
+_LINECACHE_CELLS = 128
+_UNAVAILABLE = object()
+
+
+def _proto_in():
+    return sys._openai4s_protocol_stdin
+
+
+def _proto_out():
+    return sys._openai4s_protocol_stdout
+
+
+def _write_lock():
+    return sys._openai4s_protocol_lock
+
+
+def _host_call_lock():
+    return sys._openai4s_host_call_lock
+
+
+def _sigint_swallow(signum, frame):
+    return None
+
+
+def _disarm_sigint():
+    try:
+        signal.signal(signal.SIGINT, _sigint_swallow)
+    except (ValueError, OSError):
+        pass
+
+
+def _sigint_handler(signum, frame):
+    if _in_user_code[0]:
+        # One-shot: a second SIGINT while the Cell unwinds is swallowed.
+        _disarm_sigint()
+        _sigint_delivered[0] = True
+        raise KeyboardInterrupt
+    # Too early (or inside a frame write) to raise: owed, and the handler
+    # stays armed so the rest of the Cell can still be interrupted.
+    _sigint_pending[0] = True
+
+
+def _raise_if_sigint_pending():
+    if _sigint_pending[0]:
+        _sigint_pending[0] = False
+        _disarm_sigint()
+        _sigint_delivered[0] = True
+        raise KeyboardInterrupt
+
+
+def _arm_sigint():
+    # A stop owed to a finished Cell must not hit this one.
+    _sigint_delivered[0] = False
+    _sigint_pending[0] = False
+    try:
+        signal.signal(signal.SIGINT, _sigint_handler)
+    except (ValueError, OSError) as exc:
+        try:
+            _write_frame(
+                {
+                    "type": "log",
+                    "msg": "SIGINT could not be armed for this cell "
+                    f"({type(exc).__name__}: {exc}); it cannot be interrupted "
+                    "and only the watchdog can end it",
+                }
+            )
+        except Exception:
+            pass
+        return False
+    return True
+
+
+def _write_line(line):
+    """Write and flush one whole line under the protocol write lock.
+
+    On the main thread inside user code a SIGINT is latched for the duration
+    and raised only after the lock is released: raised between ``write`` and
+    ``flush`` it would leave half a line that the next frame glues onto.
+    """
+    deferring = _in_user_code[0] and threading.get_ident() == _MAIN_THREAD_IDENT
+    if deferring:
+        _in_user_code[0] = False
+    try:
+        with _write_lock():
+            out = _proto_out()
+            out.write(line)
+            out.flush()
+    finally:
+        if deferring:
+            _in_user_code[0] = True
+    if deferring:
+        _raise_if_sigint_pending()
+
+
+def _write_frame(obj):
+    _write_line(protocol.encode_frame(obj))
+
+
+def _emit_frame(obj):
+    # Resolved at call time so the frame writer stays replaceable.
+    _write_frame(obj)
+
+
+def _log(msg):
+    try:
+        _write_frame({"type": "log", "msg": msg})
+    except Exception:
+        pass
+
+
+_INVALID_JSON_RESPONSE = {
+    "type": "response",
+    "id": "unknown",
+    "stdout": "",
+    "stderr": "",
+    "error": "invalid JSON request",
+    "interrupted": False,
+    "trace": {"error_lineno": None, "error_call": None},
+    "usage": {},
+}
+
+
+class _Session:
+    """One worker's namespace and the per-Cell machinery around it."""
+
+    def __init__(self, mode, observer, sidecars):
+        self.mode = mode
+        self.namespace = {"__name__": "__openai4s__", "__builtins__": builtins}
+        self.observer = observer
+        self.sidecars = sidecars
+        self.host = HostChannel(
+            _write_line, channel.read_line, _host_call_lock, lambda: self.cell_id
+        )
+        self.cell_id = None
+        self.origin = None
+        self.files_read = []
+        self._cell_seq = 0
+        self._cell_tags = []
+        self._host_failed = False
+        self._provenance = None
+        self._legacy_seen = 0
+
+    def serve(self):
+        while True:
+            line = channel.read_line()
+            if line == "":
+                return
+            if not line.strip():
+                continue
+            try:
+                request = json.loads(line)
+            except ValueError:
+                _write_frame(_INVALID_JSON_RESPONSE)
+                continue
+            if not isinstance(request, dict):
+                continue
+            kind = request.get("type", "execute")
+            if kind == "shutdown":
+                return
+            if kind == "execute":
+                code = request.get("code", "")
+                origin = request.get("origin", "agent")
+                response = self.run_cell(code, request.get("id", "unknown"), origin)
+                _write_frame(_encodable(response))
+            elif kind == "inspect_variables":
+                _write_frame(self.inspect(request))
+            # Anything else -- notably the late answer to an RPC a SIGINT
+            # abandoned -- is not a request.
+
+    def inspect(self, request):
+        frame = {"type": "variables_response", "id": request.get("id")}
+        limit = request.get("limit")
+        try:
+            frame.update(inspector.inspect_namespace(self.namespace, limit))
+        except inspector.InvalidLimit:
+            frame.update(variables=[], truncated=False, limit=0)
+            frame["error"] = "invalid variable inspection limit"
+        except Exception:
+            frame.update(variables=[], truncated=False, limit=limit)
+            frame["error"] = "variable inspection failed closed"
+        return frame
+
+    def run_cell(self, code, cell_id, origin):
+        tag = self._register_source(code)
+        self.cell_id, self.origin = cell_id, origin
+        # Armed before anything else, so a stop pressed early is latched.
+        _arm_sigint()
+        self._install_host()
+        self._provenance_cell(cell_id)
+        stdout = StreamingStdout(cell_id, _emit_frame)
+        stderr = BoundedBuffer()
+        saved = (sys.stdout, sys.stderr)
+        sys.stdout, sys.stderr = stdout, stderr
+        guards = CellGuards()
+        guards.before_cell()
+        clock = CellClock()
+        clock.start()
+        self.observer.begin(tag)
+        sidecar_frames = self.sidecars.frames_sent
+        failure = None
+        try:
+            self._execute(code, tag, saved)
+        except BaseException as exc:
+            failure = exc
+        usage = clock.stop()
+        response = self._response(cell_id, tag, failure, stdout, stderr)
+        failure = None
+        response["guards"] = guards.after_cell()
+        response["files_read"] = self.files_read
+        response["usage"] = usage
+        self._complete_cell(response, sidecar_frames)
+        return response
+
+    def _execute(self, code, tag, saved):
+        try:
+            try:
+                try:
+                    compiled = compile(code, tag, "eval", dont_inherit=True)
+                    echo = True
+                except SyntaxError:
+                    compiled = compile(code, tag, "exec", dont_inherit=True)
+                    echo = False
+                _in_user_code[0] = True
+                _raise_if_sigint_pending()
+                if echo:
+                    value = eval(compiled, self.namespace)
+                    if value is not None:
+                        # Still user code: a slow __repr__ stays interruptible.
+                        print(repr(value))
+                else:
+                    exec(compiled, self.namespace)
+            finally:
+                _in_user_code[0] = False
+        finally:
+            # Repeated: a signal landing on the first instruction of the inner
+            # finally skips its store.
+            _in_user_code[0] = False
+            self.files_read = self.observer.end()
+            _disarm_sigint()
+            sys.stdout, sys.stderr = saved
+
+    def _response(self, cell_id, tag, failure, stdout, stderr):
+        error, interrupted, lineno, call = None, False, None, None
+        if isinstance(failure, KeyboardInterrupt) and _sigint_delivered[0]:
+            error, interrupted = "Interrupted", True
+        elif isinstance(failure, (SystemExit, GeneratorExit)):
+            try:
+                message = str(failure)
+            except Exception:
+                message = ""
+            error = f"{type(failure).__name__} trapped (worker kept alive): " + cap_text(message)
+        elif failure is not None:
+            tb = skip_frames_of(failure.__traceback__, self._execute.__code__.co_filename)
+            error = format_bounded(failure, tb)
+            lineno, call = cell_location(failure.__traceback__, tag)
+        return {
+            "type": "response",
+            "id": cell_id,
+            "stdout": stdout.captured(),
+            "stderr": stderr.captured(),
+            "error": error,
+            "interrupted": interrupted,
+            "trace": {"error_lineno": lineno, "error_call": call},
+        }
+
+    def _complete_cell(self, response, sidecar_frames_before):
+        try:
+            sys.audit("openai4s.skill_cell_complete", self.cell_id, self.origin)
+        except Exception:
+            pass
+        legacy = self._new_legacy_events()
+        if legacy and self.sidecars.frames_sent == sidecar_frames_before:
+            from openai4s.kernel.sidecars import legacy_events
+
+            response["skill_sidecar_loads"] = legacy_events(legacy)
+        self.cell_id = None
+        self.origin = None
+
+    def _new_legacy_events(self):
+        events = self.namespace.get("__openai4s_skill_load_events__")
+        if type(events) is not list:
+            return []
+        new = events[self._legacy_seen :]
+        self._legacy_seen = len(events)
+        return new
+
+    def _register_source(self, code):
+        import linecache
+
+        self._cell_seq += 1
+        tag = protocol.cell_tag(self._cell_seq)
+        if isinstance(code, str):
+            lines = [line + "\n" for line in code.split("\n")]
+            # mtime None: checkcache never discards a source with no file.
+            linecache.cache[tag] = (len(code), None, lines, tag)
+            self._cell_tags.append(tag)
+            while len(self._cell_tags) > _LINECACHE_CELLS:
+                linecache.cache.pop(self._cell_tags.pop(0), None)
+        return tag
+
+    def _install_host(self):
+        if self.mode == "jupyter":
+            return
+        if "host" not in self.namespace and not self._host_failed:
+            try:
+                from openai4s.sdk import build_host
+
+                facade = build_host(self.host.call, mode=self.mode)
+            except Exception as exc:
+                # Deterministic (unknown mode, broken install): say it once.
+                self._host_failed = True
+                _log(f"host sdk unavailable: {exc}")
+            else:
+                self.namespace["host"] = facade
+                self.namespace["openai4s"] = facade
+        if self._provenance is None:
+            try:
+                from openai4s.kernel import provenance
+
+                provenance.install(self.host.call)
+                self._provenance = provenance
+            except Exception as exc:
+                self._provenance = _UNAVAILABLE
+                _log(f"provenance unavailable: {exc}")
+
+    def _provenance_cell(self, cell_id):
+        if self._provenance is not None and self._provenance is not _UNAVAILABLE:
+            try:
+                self._provenance.set_cell_id(cell_id)
+            except Exception:
+                pass
+
+
+def _encodable(response):
+    """``response`` if it serialises; otherwise without its optional extras.
+
+    One response per execute is the host's contract: an unserialisable
+    diagnostic must not cost the Cell its answer.
+    """
+    try:
+        protocol.dumps(response)
+        return response
+    except (TypeError, ValueError):
+        response.pop("skill_sidecar_loads", None)
+        return response
+
+
+def _valid_key(key):
+    hexdigits = "0123456789abcdefABCDEF"
+    if len(key) != 64 or any(char not in hexdigits for char in key):
+        return None
+    return bytes.fromhex(key)
+
+
+def _handshake(cell_identity):
+    """Read ``initialize``; install the audit hook; answer. None = exit."""
+    line = channel.read_line()
+    if not line:
+        return None
+    try:
+        frame = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(frame, dict):
+        frame = {}
+    init_id = frame.get("id")
+    init_id = "unknown" if init_id is None else init_id
+    key = frame.get("skill_attestation_key")
+    if frame.get("type") != "initialize" or not isinstance(key, str):
+        return _refuse(init_id, "missing manager attestation handshake")
+    key = _valid_key(key)
+    if key is None:
+        return _refuse(init_id, "invalid manager attestation handshake")
+    try:
+        from openai4s.kernel import audit, sidecars
+    except Exception as exc:
+        _log(f"audit hook unavailable: {exc}")
+        return _refuse(init_id, "invalid manager attestation handshake")
+    observer = ReadObserver(os.getcwd())
+    channel_ = sidecars.SidecarChannel(key, _emit_frame, cell_identity)
+    try:
+        audit.install(observer, channel_)
+    except Exception as exc:
+        _log(f"audit hook unavailable: {exc}")
+        return _refuse(init_id, "invalid manager attestation handshake")
+    _write_frame({"type": "initialized", "id": init_id})
+    return observer, channel_
+
+
+def _refuse(init_id, error):
+    _write_frame({"type": "initialization_error", "id": init_id, "error": error})
+    return None
+
+
+def main():
+    # Before anything else: an idle worker must survive a stop.
+    _disarm_sigint()
+    channel.setup_local()
+    session = None
+    installed = _handshake(lambda: (session.cell_id, session.origin) if session else (None, None))
+    if installed is None:
+        return 0
+    # Captured once: a Cell editing os.environ cannot change request handling.
+    mode = os.environ.get("OPENAI4S_KERNEL_MODE", "repl")
+    session = _Session(mode, *installed)
+    try:
+        session.serve()
+    except BrokenPipeError:
+        return 0
+    return _exit_code_ignoring_user_threads()
+
+
+def _exit_code_ignoring_user_threads():
+    # A Cell's non-daemon thread would keep a shut-down worker alive until the
+    # host's kill ladder; the protocol is finished, so leave now.
+    others = [t for t in threading.enumerate() if t is not threading.current_thread()]
+    if any(not thread.daemon for thread in others):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(0)
+    return 0
