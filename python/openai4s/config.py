@@ -108,6 +108,13 @@ class SecurityConfig:
     egress_mode: str = field(default_factory=lambda: os.environ.get("OPENAI4S_EGRESS", "off"))
 
 
+def _default_skills_dir():
+    configured = os.environ.get("OPENAI4S_SKILLS_DIR")
+    if configured:
+        return Path(configured).expanduser()
+    return Path(__file__).resolve().parent.parent.parent / "skills"
+
+
 @dataclass
 class Config:
     data_dir: Path = field(default_factory=_default_data_dir)
@@ -115,9 +122,11 @@ class Config:
     port: int = int(os.environ.get("OPENAI4S_PORT") or 8760)
     llm: LLMConfig = field(default_factory=LLMConfig)
     security: SecurityConfig = field(default_factory=SecurityConfig)
+    skills_dir: Path = field(default_factory=_default_skills_dir)
 
     def __post_init__(self):
         self.data_dir = Path(self.data_dir)
+        self.skills_dir = Path(self.skills_dir)
 
     @property
     def logs_dir(self):

@@ -1,17 +1,115 @@
-"""The host dispatcher: permission policy, bash capability, audit log.
+"""The host dispatcher: how a cell acts on the host.
 
-It arrives with the host-side issue (spec/host.md). Until then the name
-exists so the API's shape is stable, and calling it says plainly that it is
-not built, rather than pretending to enforce a policy it does not have.
+`build_dispatcher(cfg, workspace=...)` returns a `HostDispatcher`, callable
+as `dispatcher(method, args)`. The pipeline (argument decoding, permission
+gate, handler, audit row) and the one-shot shell capability live in the C++
+core (`_core.HostDispatcher`); this class keeps the Python-visible surface:
+settable `frame_id`, thread-bound `bash_generation_id`, and a
+`_bash_authorization` whose `authorize` may be replaced on the instance.
 """
 
+import contextlib
+import os
+import threading
+from pathlib import Path
 
-class HostDispatchNotImplemented(NotImplementedError):
-    pass
+from openai4s import _core
+from openai4s.config import get_config
+from openai4s.store import get_store
 
 
-def build_dispatcher(cfg, *, workspace=None, **_options):
-    raise HostDispatchNotImplemented(
-        "openai4s.host_dispatch.build_dispatcher is not implemented yet: the host "
-        "dispatcher (permission policy, bash capability, store) has not been built"
-    )
+class BashAuthorization:
+    """The shell capability service: authorize -> consume -> record_result.
+    `authorize` is looked up on this object at every call, so replacing it
+    on the instance changes what the dispatcher uses."""
+
+    def __init__(self, dispatcher):
+        self._dispatcher = dispatcher
+
+    def authorize(self, spec):
+        d = self._dispatcher
+        return d._core.authorize(spec, frame_id=d.frame_id, generation=d.bash_generation_id)
+
+    def consume(self, spec):
+        return self._dispatcher._core.consume(spec)
+
+    def record_result(self, spec):
+        return self._dispatcher._core.record_result(spec)
+
+
+class HostDispatcher:
+    def __init__(self, cfg, *, workspace=None, frame_id=None):
+        self.cfg = cfg
+        self.frame_id = frame_id
+        self.workspace_path = None if workspace is None else Path(workspace).resolve()
+        cfg.data_dir.mkdir(parents=True, exist_ok=True)
+        self.store = get_store(cfg.db_path)
+        self.store.seed_default_permission_rules()
+        self._core = _core.HostDispatcher(
+            self.store._core,
+            workspace=None if self.workspace_path is None else str(self.workspace_path),
+            data_dir=str(cfg.data_dir),
+            artifacts_dir=str(cfg.artifacts_dir),
+        )
+        self._local = threading.local()
+        self._default_generation = None
+        self._bash_authorization = BashAuthorization(self)
+        self.on_step = None
+
+    def __call__(self, method, args):
+        override = self._bash_authorization.__dict__.get("authorize")
+        return self._core.call(
+            str(method),
+            list(args or []),
+            frame_id=self.frame_id,
+            generation=self.bash_generation_id,
+            action_context=getattr(self._local, "action_context", None),
+            authorize=override,
+        )
+
+    # -- thread-bound state ------------------------------------------------
+
+    @property
+    def bash_generation_id(self):
+        """The generation bound on this thread by bind_bash_generation, else
+        the default (None until someone sets it)."""
+        return getattr(self._local, "generation", self._default_generation)
+
+    @bash_generation_id.setter
+    def bash_generation_id(self, value):
+        self._default_generation = value
+
+    @contextlib.contextmanager
+    def bind_bash_generation(self, generation):
+        missing = object()
+        previous = getattr(self._local, "generation", missing)
+        self._local.generation = generation
+        try:
+            yield
+        finally:
+            if previous is missing:
+                del self._local.generation
+            else:
+                self._local.generation = previous
+
+    @contextlib.contextmanager
+    def bind_action_context(self, context):
+        previous = getattr(self._local, "action_context", None)
+        self._local.action_context = dict(context or {})
+        try:
+            yield
+        finally:
+            self._local.action_context = previous
+
+    def set_workspace(self, path):
+        self.workspace_path = None if path is None else Path(path).resolve()
+        self._core.set_workspace(None if path is None else str(self.workspace_path))
+
+    @property
+    def workspace(self):
+        return Path(self._core.workspace(self.frame_id))
+
+
+def build_dispatcher(cfg=None, delegate_fn=None, frame_id=None, workspace=None):
+    """A new dispatcher for one session (the store is shared per database)."""
+    return HostDispatcher(cfg or get_config(), workspace=workspace, frame_id=frame_id)

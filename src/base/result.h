@@ -22,6 +22,7 @@ enum class ErrorCode {
   kRestartFailed,    // the replacement worker could not start
   kUnsupported,      // the operation is not possible for this kernel
   kCancelled,        // a caller-supplied callback raised
+  kSandboxUnavailable,  // the OS sandbox the mode demands cannot be set up
 };
 
 // Opaque carrier for a foreign exception (a Python one, in the bindings) that

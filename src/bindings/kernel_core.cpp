@@ -9,6 +9,7 @@
 #include "bindings/py_error.h"
 #include "bindings/py_hooks.h"
 #include "kernel/kernel_manager.h"
+#include "sandbox/kernel_sandbox.h"
 
 namespace o4s::bindings {
 
@@ -54,8 +55,23 @@ class KernelCore {
     manager_.reset();
   }
 
-  void start(double timeout) { unwrap(released([&] { return manager_->start(timeout); })); }
-  void restart(double timeout) { unwrap(released([&] { return manager_->restart(timeout); })); }
+  void start(double timeout) { unwrap_launch(released([&] { return manager_->start(timeout); })); }
+  void restart(double timeout) {
+    unwrap_launch(released([&] { return manager_->restart(timeout); }));
+  }
+
+  // The kernel's sandbox state as a dict; None for a transport-factory kernel.
+  py::object sandbox_status() {
+    const auto& box = manager_->options().sandbox;
+    if (!box) return py::none();
+    return to_python(box->status().to_json());
+  }
+  py::object sandbox_worker_pidfd() {
+    const auto& box = manager_->options().sandbox;
+    if (!box) return py::none();
+    auto fd = box->worker_pidfd();
+    return fd ? py::object(py::int_(*fd)) : py::none();
+  }
 
   py::object execute(const std::string& code, const std::string& origin, py::object cell_id,
                      py::object on_chunk) {
@@ -132,9 +148,18 @@ class KernelCore {
     hooks_->set_overridden(seam_named(name), value);
   }
 
+  // One Popen-like object per worker, so `_proc.stdin.write(...)` and a later
+  // `_proc.stdin.flush()` act on the same buffered stream.
   py::object process() {
     auto transport = manager_->transport();
     if (!transport) return py::none();
+    if (!cached_process_.is_none() && cached_for_.lock() == transport) return cached_process_;
+    cached_process_ = make_process(transport);
+    cached_for_ = transport;
+    return cached_process_;
+  }
+
+  py::object make_process(const std::shared_ptr<kernel::Transport>& transport) {
     if (auto pipe = std::dynamic_pointer_cast<kernel::PipeTransport>(transport)) {
       std::vector<std::string> args;
       const auto& options = manager_->options();
@@ -165,8 +190,22 @@ class KernelCore {
   KernelManager& manager() { return *manager_; }
 
  private:
+  // A sandbox that cannot be set up gets its own exception type; everything
+  // else maps as usual.
+  static void unwrap_launch(Status status) {
+    if (!status && status.error().code == ErrorCode::kSandboxUnavailable) {
+      py::object cls =
+          py::module_::import("openai4s.kernel.sandbox_status").attr("SandboxUnavailableError");
+      PyErr_SetObject(cls.ptr(), cls(status.error().message).ptr());
+      throw py::error_already_set();
+    }
+    unwrap(std::move(status));
+  }
+
   std::shared_ptr<PyKernelHooks> hooks_;
   std::unique_ptr<KernelManager> manager_;
+  std::weak_ptr<kernel::Transport> cached_for_;
+  py::object cached_process_ = py::none();
 };
 
 kernel::KernelOptions make_options(py::object cwd, std::string mode, std::string python,
@@ -182,6 +221,20 @@ kernel::KernelOptions make_options(py::object cwd, std::string mode, std::string
   options.worker_script = std::move(worker_script);
   options.repo_root = std::move(repo_root);
   return options;
+}
+
+// The sandbox a local kernel launches through: the daemon's environment
+// decides (OPENAI4S_KERNEL_SANDBOX and friends), an explicit mode overrides.
+std::shared_ptr<sandbox::KernelSandbox> make_sandbox(const py::object& mode) {
+  auto settings = sandbox::settings_from_environment(kernel::current_process_environment(),
+                                                     sandbox::physical_memory_bytes());
+  if (!settings) throw py::value_error(settings.error().message);
+  if (!mode.is_none()) {
+    auto parsed = sandbox::parse_mode(py::str(mode).cast<std::string>());
+    if (!parsed) throw py::value_error(parsed.error().message);
+    settings->mode = parsed.value();
+  }
+  return std::make_shared<sandbox::KernelSandbox>(std::move(settings.value()));
 }
 
 py::dict environment_to_dict(const kernel::EnvMap& env) {
@@ -207,16 +260,19 @@ void register_kernel_core(py::module_& m) {
       .def(py::init([](py::object owner, py::object cwd, std::string mode, std::string python,
                        py::object env_root, py::object env_name, py::object argv,
                        std::string worker_script, std::string repo_root,
-                       py::object transport_factory) {
-             return std::make_unique<KernelCore>(
-                 owner,
-                 make_options(cwd, std::move(mode), std::move(python), env_root, env_name, argv,
-                              std::move(worker_script), std::move(repo_root)),
-                 std::move(transport_factory));
+                       py::object transport_factory, py::object sandbox_mode) {
+             auto options = make_options(cwd, std::move(mode), std::move(python), env_root,
+                                         env_name, argv, std::move(worker_script),
+                                         std::move(repo_root));
+             // A factory's worker runs wherever the factory put it: no local
+             // OS sandbox applies (its status says so).
+             if (transport_factory.is_none()) options.sandbox = make_sandbox(sandbox_mode);
+             return std::make_unique<KernelCore>(owner, std::move(options),
+                                                 std::move(transport_factory));
            }),
            py::arg("owner"), py::kw_only(), py::arg("cwd"), py::arg("mode"), py::arg("python"),
            py::arg("env_root"), py::arg("env_name"), py::arg("argv"), py::arg("worker_script"),
-           py::arg("repo_root"), py::arg("transport_factory"))
+           py::arg("repo_root"), py::arg("transport_factory"), py::arg("sandbox_mode") = py::none())
       .def("start", &KernelCore::start, py::arg("init_timeout"))
       .def("restart", &KernelCore::restart, py::arg("init_timeout"))
       .def("execute", &KernelCore::execute, py::arg("code"), py::arg("origin"),
@@ -232,6 +288,8 @@ void register_kernel_core(py::module_& m) {
       .def("set_overridden", &KernelCore::set_overridden)
       .def("process", &KernelCore::process)
       .def("stderr_tail", &KernelCore::stderr_tail)
+      .def("sandbox_status", &KernelCore::sandbox_status)
+      .def_property_readonly("sandbox_worker_pidfd", &KernelCore::sandbox_worker_pidfd)
       .def_property_readonly("generation",
                              [](KernelCore& core) { return core.manager().generation(); })
       .def_property_readonly(

@@ -12,7 +12,14 @@ namespace o4s::bindings {
 
 WorkerProcess::WorkerProcess(std::shared_ptr<kernel::PipeTransport> transport,
                              std::vector<std::string> args)
-    : transport_(std::move(transport)), args_(std::move(args)) {}
+    : transport_(std::move(transport)),
+      args_(std::move(args)),
+      stdin_(std::make_shared<ProtocolStdin>(
+          [weak = std::weak_ptr<kernel::PipeTransport>(transport_)](std::string_view text) {
+            auto live = weak.lock();
+            if (!live) return Status(make_error(ErrorCode::kNotAlive, "worker is gone"));
+            return live->write_line(text);
+          })) {}
 
 int WorkerProcess::pid() const { return transport_->child().pid(); }
 
@@ -155,14 +162,7 @@ void register_native_transport(py::module_& m) {
       .def_property_readonly("pid", &WorkerProcess::pid)
       .def_property_readonly("returncode", &WorkerProcess::returncode)
       .def_property_readonly("args", &WorkerProcess::args)
-      .def_property_readonly("stdin",
-                             [](const WorkerProcess& process) {
-                               auto transport = process.transport();
-                               return std::make_shared<ProtocolStdin>(
-                                   [transport](std::string_view text) {
-                                     return transport->write_line(text);
-                                   });
-                             })
+      .def_property_readonly("stdin", &WorkerProcess::stdin_stream)
       .def("poll", &WorkerProcess::poll)
       .def("wait", &WorkerProcess::wait, py::arg("timeout") = py::none())
       .def("kill", &WorkerProcess::kill)

@@ -15,6 +15,19 @@ namespace o4s::bindings {
 
 namespace py = pybind11;
 
+// A text stream over the protocol input: write() buffers, flush() writes.
+class ProtocolStdin {
+ public:
+  using Writer = std::function<Status(std::string_view)>;
+  explicit ProtocolStdin(Writer writer) : writer_(std::move(writer)) {}
+  std::size_t write(const std::string& text);
+  void flush();
+
+ private:
+  Writer writer_;
+  std::string pending_;
+};
+
 // Popen's surface over a worker we spawned. stdin writes the same protocol
 // pipe the manager's _send writes, in order (a frame is written whole).
 class WorkerProcess {
@@ -30,23 +43,12 @@ class WorkerProcess {
   void send_signal(int signum);
   const std::vector<std::string>& args() const { return args_; }
   const std::shared_ptr<kernel::PipeTransport>& transport() const { return transport_; }
+  std::shared_ptr<ProtocolStdin> stdin_stream() const { return stdin_; }
 
  private:
   std::shared_ptr<kernel::PipeTransport> transport_;
   std::vector<std::string> args_;
-};
-
-// A text stream over the protocol input: write() buffers, flush() writes.
-class ProtocolStdin {
- public:
-  using Writer = std::function<Status(std::string_view)>;
-  explicit ProtocolStdin(Writer writer) : writer_(std::move(writer)) {}
-  std::size_t write(const std::string& text);
-  void flush();
-
- private:
-  Writer writer_;
-  std::string pending_;
+  std::shared_ptr<ProtocolStdin> stdin_;
 };
 
 class PythonPipeTransport {

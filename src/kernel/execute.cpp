@@ -28,10 +28,13 @@ Error KernelManager::worker_died_error() {
   std::string message = "kernel worker exited unexpectedly: ";
   if (auto t = transport()) {
     // The supervisor drains stderr asynchronously; give it a moment to see
-    // the last words of a dying worker.
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+    // the last words of a dying worker. A dying process closes its pipes
+    // before it is reported as exited, so also wait for that: after this
+    // error is_alive() must not still say true.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
     std::optional<StderrSnapshot> tail = t->stderr_snapshot();
-    while (tail && !tail->closed && std::chrono::steady_clock::now() < deadline) {
+    while (((tail && !tail->closed) || t->alive()) &&
+           std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
       tail = t->stderr_snapshot();
     }

@@ -4,6 +4,9 @@
 #include <signal.h>
 
 #include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <thread>
 
 #include "base/random_id.h"
 #include "kernel/pipe_transport.h"
@@ -13,7 +16,36 @@
 namespace o4s::kernel {
 
 namespace {
+
+using std::chrono::milliseconds;
+
 std::string new_authorization_generation() { return "kernel:" + uuid4(); }
+
+// Spawns through the kernel's sandbox: prepare the wrapped request, spawn it
+// on the supervisor thread, then let the sandbox pin, limit and prove the
+// worker before anything is sent to it. On failure the transport is dropped,
+// which kills and reaps the whole spawned group.
+Result<std::unique_ptr<PipeTransport>> start_sandboxed(sandbox::KernelSandbox& box,
+                                                       const sandbox::LaunchSpec& spec) {
+  auto prepared = box.prepare(spec);
+  if (!prepared) return std::move(prepared).error();
+  auto started = PipeTransport::start(prepared.value()->request());
+  if (!started) return started;
+  proc::ChildProcess& child = started.value()->child();
+  std::shared_ptr<proc::StderrTail> tail = started.value()->tail();
+  sandbox::SpawnedLauncher spawned{child.pid(), child.pidfd(), [&child, tail] {
+                                     child.wait_exit(milliseconds(1000));
+                                     for (int i = 0; i < 250 && !tail->closed(); ++i) {
+                                       std::this_thread::sleep_for(milliseconds(2));
+                                     }
+                                     return tail->text();
+                                   }};
+  auto outcome = prepared.value()->finish(spawned);
+  if (!outcome) return std::move(outcome).error();
+  box.adopt(std::move(outcome.value()));
+  return started;
+}
+
 }  // namespace
 
 EnvironmentRequest child_environment_request(const KernelOptions& options,
@@ -73,7 +105,21 @@ Result<std::shared_ptr<Transport>> KernelManager::spawn_transport() {
   request.env = to_envp(build_kernel_environment(child_environment_request(
       options_, authorization_generation(), current_process_environment())));
   request.cwd = options_.cwd;
-  auto started = PipeTransport::start(request);
+  if (!options_.sandbox) {
+    auto started = PipeTransport::start(request);
+    if (!started) return std::move(started).error();
+    return std::shared_ptr<Transport>(std::move(started.value()));
+  }
+  sandbox::LaunchSpec spec;
+  spec.workspace =
+      options_.cwd ? resolve_path(*options_.cwd) : std::filesystem::current_path().string();
+  // What the worker runs from is readable (never writable) inside.
+  spec.runtime_paths = {proc::resolve_program(request.argv.front(), request.env),
+                        options_.repo_root};
+  if (!options_.argv) spec.runtime_paths.push_back(options_.worker_script);
+  if (options_.env_root) spec.runtime_paths.push_back(*options_.env_root);
+  spec.request = std::move(request);
+  auto started = start_sandboxed(*options_.sandbox, spec);
   if (!started) return std::move(started).error();
   return std::shared_ptr<Transport>(std::move(started.value()));
 }
@@ -150,6 +196,13 @@ Result<InterruptDelivery> KernelManager::interrupt() {
     return make_error(ErrorCode::kUnsupported,
                       "no way to interrupt this worker: it is remote and no signal delivery was "
                       "configured for its allocation");
+  }
+  // A sandboxed worker is not the spawned process: the sandbox owns delivery
+  // to its pinned main thread (spec kernel.md §5.8 step 2).
+  if (options_.sandbox) {
+    if (auto sent = options_.sandbox->interrupt(SIGINT)) {
+      return InterruptDelivery{sent->delivered, "sandbox", sent->gap};
+    }
   }
   if (!t->alive()) return InterruptDelivery{false, "local-process", "the worker had already exited"};
   // Exactly one signal per call, aimed at the main thread (see signals.h).

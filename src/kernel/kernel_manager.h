@@ -15,6 +15,7 @@
 #include "kernel/environment.h"
 #include "kernel/kernel_hooks.h"
 #include "kernel/transport.h"
+#include "sandbox/kernel_sandbox.h"
 
 namespace o4s::kernel {
 
@@ -27,6 +28,9 @@ struct KernelOptions {
   std::optional<std::vector<std::string>> argv;  // a non-Python worker (R)
   std::string worker_script;                     // absolute path of worker.py
   std::string repo_root;                         // parent of the openai4s package
+  // The kernel's OS sandbox, kept across restarts; null spawns the worker
+  // directly (as the C++ tests' fakes do).
+  std::shared_ptr<sandbox::KernelSandbox> sandbox;
 };
 
 // build_kernel_environment's arguments for this kernel (spec §5.12): a Python

@@ -5,6 +5,7 @@
 #include <spawn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "base/scope_exit.h"
@@ -79,6 +80,19 @@ Result<SpawnedPipes> spawn_with_pipes(const SpawnRequest& request) {
   if (request.pass_fds.empty()) {
     // Belt and braces against a library that leaked a non-CLOEXEC fd.
     posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+  } else {
+    // The same with descriptors to pass (Popen's close_fds=True): a
+    // descriptor the host inherited without CLOEXEC from whoever started it
+    // must not reach the child -- under bubblewrap, a sandboxed cell.
+    int highest = *std::max_element(request.pass_fds.begin(), request.pass_fds.end());
+    for (int fd = 3; fd < highest; ++fd) {
+      bool passed = std::find(request.pass_fds.begin(), request.pass_fds.end(), fd) !=
+                    request.pass_fds.end();
+      int flags = passed ? -1 : ::fcntl(fd, F_GETFD);
+      // glibc ignores a close action on a descriptor closed meanwhile.
+      if (flags >= 0 && !(flags & FD_CLOEXEC)) posix_spawn_file_actions_addclose(&actions, fd);
+    }
+    posix_spawn_file_actions_addclosefrom_np(&actions, highest + 1);
   }
   if (request.cwd) posix_spawn_file_actions_addchdir_np(&actions, request.cwd->c_str());
 
@@ -97,6 +111,9 @@ Result<SpawnedPipes> spawn_with_pipes(const SpawnRequest& request) {
                                                      POSIX_SPAWN_SETSIGMASK));
 
   std::string program = resolve_program(request.argv[0], request.env);
+  // Not found on PATH: fail as execvp would. posix_spawn would take the bare
+  // name relative to the child's cwd (the workspace), i.e. run ./name.
+  if (program.find('/') == std::string::npos) return system_error("spawn " + program, ENOENT);
   std::vector<char*> argv;
   argv.reserve(request.argv.size() + 1);
   for (const auto& arg : request.argv) argv.push_back(const_cast<char*>(arg.c_str()));

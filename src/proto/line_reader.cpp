@@ -53,7 +53,8 @@ Result<std::optional<std::string>> LineReader::read_line() {
     if (nl != nullptr) {
       std::size_t stop =
           static_cast<std::size_t>(static_cast<const char*>(nl) - buffer_.data()) + 1;
-      if (discarding) {
+      // The cap also applies to a line that arrived whole in one read.
+      if (discarding || stop - begin_ > max_line_) {
         begin_ = stop;
         ++oversized_lines_;
         return make_error(ErrorCode::kProtocol, "oversized frame dropped (over the frame cap)");

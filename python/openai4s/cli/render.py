@@ -45,11 +45,15 @@ class Console:
         self.err = err
         self.interactive = interactive
         self._at_line_start = True
+        self._after_echo = False
 
     def chunk(self, text):
-        """Cell stdout, written verbatim as it streams."""
+        """Cell stdout, written verbatim as it streams (only moved off the
+        line of an echoed ^C)."""
         if not text:
             return
+        if self._after_echo:
+            self.fresh_line()
         self.out.write(text)
         self.out.flush()
         self._at_line_start = text.endswith("\n")
@@ -72,8 +76,10 @@ class Console:
     def cursor_moved(self):
         """The terminal printed something we did not write (an echoed ^C)."""
         self._at_line_start = False
+        self._after_echo = True
 
     def fresh_line(self):
+        self._after_echo = False
         if self.interactive and not self._at_line_start:
             self.out.write("\n")
             self.out.flush()

@@ -47,6 +47,7 @@ class Session:
             try:
                 command = commands.classify(line)
             except commands.UnknownMagic as exc:
+                self.failed = True
                 self.console.message(f"{exc}\n")
                 return True
             if command is not None:

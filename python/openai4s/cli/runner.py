@@ -5,6 +5,11 @@ thread blocked inside `Kernel.execute` (a C++ call) would not see Ctrl-C
 until the cell ended. So the cell runs on a worker thread and the main
 thread waits in short slices, turning each KeyboardInterrupt into
 `Kernel.interrupt()`, which never blocks.
+
+The wait is on an Event, not `Thread.join(timeout)`: in Python 3.11 a
+KeyboardInterrupt landing inside `join` can release the running thread's
+state lock and mark it finished while it still runs (bpo-45274's fix), so
+the cell would look done without a result.
 """
 
 import threading
@@ -30,26 +35,28 @@ def run_cell(kernel, code, on_chunk, on_ctrl_c=None):
     was killed instead).
     """
     outcome = {}
+    done = threading.Event()
 
     def target():
         try:
             outcome["result"] = kernel.execute(code, on_chunk=on_chunk)
         except BaseException as exc:  # reported on the main thread
             outcome["exception"] = exc
+        finally:
+            done.set()
 
-    thread = threading.Thread(target=target, name="openai4s-cell", daemon=True)
-    thread.start()
-    _wait_forwarding_ctrl_c(thread, kernel, on_ctrl_c)
+    threading.Thread(target=target, name="openai4s-cell", daemon=True).start()
+    _wait_forwarding_ctrl_c(done, kernel, on_ctrl_c)
     if "exception" in outcome:
         raise CellFailed(outcome["exception"]) from outcome["exception"]
     return outcome["result"]
 
 
-def _wait_forwarding_ctrl_c(thread, kernel, on_ctrl_c):
+def _wait_forwarding_ctrl_c(done, kernel, on_ctrl_c):
     presses = 0
-    while thread.is_alive():
+    while not done.is_set():
         try:
-            thread.join(_WAIT_SLICE_S)
+            done.wait(_WAIT_SLICE_S)
         except KeyboardInterrupt:
             presses += 1
             try:

@@ -36,11 +36,22 @@ def _dlopen_guard(roots):
     return check
 
 
+#: Called (with the event args) before every os.chdir/os.fchdir, so a cached
+#: working directory can be dropped; see provenance.track_cwd.
+chdir_listeners = []
+
+
+def _on_chdir(args):
+    for listener in chdir_listeners:
+        listener(args)
+
+
 def install(observer, sidecars, environ=os.environ) -> None:
     """Register the hook; raises if the interpreter refuses it."""
     open_window = observer.open_window
     on_open = observer.on_open
     handlers = {
+        "os.chdir": _on_chdir,
         "openai4s.skill_sidecar_loaded": sidecars.on_sidecar_loaded,
         "openai4s.skill_sidecar_capture_started": sidecars.on_capture_started,
     }

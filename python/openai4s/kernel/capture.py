@@ -2,7 +2,13 @@
 
 import io
 
-from openai4s.kernel.protocol import CHUNK_CHARS, MAX_OUTPUT_CHARS, TRUNCATION_MARKER
+from openai4s.kernel.protocol import (
+    CHUNK_CHARS,
+    MAX_OUTPUT_CHARS,
+    TRUNCATION_MARKER,
+    dumps,
+    json_string,
+)
 
 
 def cap_text(text: str) -> str:
@@ -68,10 +74,12 @@ class StreamingStdout(BoundedBuffer):
     print can never put an unbounded line on the protocol pipe.
     """
 
-    def __init__(self, cell_id: str, write_frame) -> None:
+    def __init__(self, cell_id, write_line) -> None:
         super().__init__()
-        self._cell_id = cell_id
-        self._write_frame = write_frame
+        # The frame is assembled here rather than serialised as a dict: a
+        # loop of prints is one frame per write, and this is its whole cost.
+        self._head = '{"type":"stdout_chunk","id":' + dumps(cell_id) + ',"text":'
+        self._write_line = write_line
         self._streamed = 0
         self._marker_sent = False
 
@@ -97,4 +105,4 @@ class StreamingStdout(BoundedBuffer):
             self._send(TRUNCATION_MARKER)
 
     def _send(self, text: str) -> None:
-        self._write_frame({"type": "stdout_chunk", "id": self._cell_id, "text": text})
+        self._write_line(self._head + json_string(text) + "}\n")

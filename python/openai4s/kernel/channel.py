@@ -95,6 +95,22 @@ def _recover(old):
     return stream
 
 
+#: Requests that a thread waiting for its own RPC answer read off the pipe
+#: (between Cells); the main loop takes them before reading again.
+_deferred_requests = []
+
+
+def defer_request(line: str) -> None:
+    _deferred_requests.append(line)
+
+
+def next_request_line() -> str:
+    """The main loop's next line: a deferred request first, else the pipe."""
+    if _deferred_requests:
+        return _deferred_requests.pop(0)
+    return read_line()
+
+
 def read_line() -> str:
     """One protocol line ("" at end of stream), checking IN's identity
     before and after the read."""

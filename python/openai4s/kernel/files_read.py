@@ -15,9 +15,7 @@ MAX_PATH_CHARS = 1024
 MAX_FRAME_DEPTH = 128
 
 
-def _workspace_relative_read_path(
-    raw_path, *, root, cwd, isabs, normpath, relpath, separator
-):
+def _workspace_relative_read_path(raw_path, *, root, cwd, isabs, normpath, relpath, separator):
     """``raw_path`` relative to ``root`` with ``/`` separators, or None.
 
     Path functions are injected so Windows rules can be exercised with
@@ -77,8 +75,6 @@ class ReadObserver:
     def on_open(self, args, _getframe=sys._getframe, _fsdecode=os.fsdecode) -> None:
         """Handle one ``open`` audit event; never raises into the Cell."""
         try:
-            if len(self._paths) >= MAX_ENTRIES:
-                return
             path, mode, flags = args
             if isinstance(path, bytes):
                 path = _fsdecode(path)
@@ -91,6 +87,10 @@ class ReadObserver:
                 return
             self._seen.add(rel)
             self._paths.append(rel)
+            if len(self._paths) >= MAX_ENTRIES:
+                # Full: nothing more can be recorded, so stop paying for the
+                # rest of this Cell's opens.
+                self.open_window[0] = False
         except Exception:
             return
 
@@ -98,7 +98,7 @@ class ReadObserver:
         # Synchronous attribution: background threads and worker housekeeping
         # never have the Cell's code on their stack.
         tag = self._tag
-        frame = getframe(2)
+        frame = getframe(3)  # past this method, on_open and the audit hook
         depth = 0
         while frame is not None and depth < MAX_FRAME_DEPTH:
             if frame.f_code.co_filename == tag:

@@ -1,15 +1,13 @@
 """The worker's raw ``host_call``: one synchronous RPC over the protocol pipe."""
 
 import json
+import threading
 import time
 
-from openai4s.kernel.protocol import (
-    DISCARD_BUDGET,
-    HOST_CALL_WIRE_CAP,
-    dumps,
-    utf8_safe,
-)
+from openai4s.kernel.protocol import DISCARD_BUDGET, HOST_CALL_WIRE_CAP, dumps
 
+#: Frames only the main loop may consume.
+_REQUESTS = frozenset({"execute", "inspect_variables", "shutdown"})
 #: Methods whose first argument is stamped with the running Cell's identity.
 _CELL_STAMPED = frozenset({"save_artifact", "materialise_artifact"})
 
@@ -37,9 +35,13 @@ class HostChannel:
     ``active_cell`` returns the running Cell's id or None.
     """
 
-    def __init__(self, write_line, read_line, host_call_lock, active_cell) -> None:
+    def __init__(
+        self, write_line, read_line, host_call_lock, active_cell, defer_request=None
+    ) -> None:
         self._write_line = write_line
         self._read_line = read_line
+        self._defer_request = defer_request
+        self._main_ident = threading.main_thread().ident
         self._host_call_lock = host_call_lock
         self._active_cell = active_cell
         self._seq = 0
@@ -60,7 +62,7 @@ class HostChannel:
                     "15MB wire cap (the host rejects oversized frames)"
                 )
         with self._host_call_lock():
-            self._write_line(utf8_safe(text) + "\n")
+            self._write_line(text + "\n")
             return self._await(method, call_id)
 
     def _await(self, method, call_id):
@@ -73,6 +75,12 @@ class HostChannel:
                 frame = json.loads(line)
             except ValueError:
                 frame = None
+            if self._is_main_loop_request(frame):
+                # A thread a Cell left running waited across the end of its
+                # Cell; the host has moved on to the next request, which
+                # belongs to the main loop, not to this RPC's discard budget.
+                self._defer_request(line)
+                continue
             if not isinstance(frame, dict) or frame.get("id") != call_id:
                 discarded += 1
                 if discarded > DISCARD_BUDGET:
@@ -85,3 +93,11 @@ class HostChannel:
             if frame.get("error") is not None:
                 raise RuntimeError(f"host.{method} error: {frame['error']}")
             return frame.get("data")
+
+    def _is_main_loop_request(self, frame) -> bool:
+        return (
+            self._defer_request is not None
+            and isinstance(frame, dict)
+            and frame.get("type") in _REQUESTS
+            and threading.get_ident() != self._main_ident
+        )

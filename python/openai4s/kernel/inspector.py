@@ -191,9 +191,7 @@ def visible_names(namespace: dict) -> list:
     names = [
         key
         for key in dict.keys(namespace)
-        if type(key) is str
-        and key not in _HIDDEN_NAMES
-        and not key.startswith(_HIDDEN_PREFIXES)
+        if type(key) is str and key not in _HIDDEN_NAMES and not key.startswith(_HIDDEN_PREFIXES)
     ]
     names.sort()
     return names

@@ -84,7 +84,10 @@ class Kernel:
             worker_script=_WORKER_SCRIPT,
             repo_root=PACKAGE_SOURCE_ROOT,
             transport_factory=transport_factory,
+            sandbox_mode=getattr(self._sandbox, "requested_mode", None),
         )
+        if hasattr(self._sandbox, "_bind"):
+            self._sandbox._bind(self._core, remote=transport_factory is not None)
         try:
             self._core.start(_SKILL_SIDECAR_INITIALIZATION_TIMEOUT_S)
         except BaseException:

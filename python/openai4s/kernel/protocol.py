@@ -16,8 +16,7 @@ MAX_RESPONSE_TEXT_FIELDS = 3
 #: Ceiling of one outbound line, newline included. The host's reader uses the
 #: same bound, so a frame over it would be refused rather than read.
 MAX_FRAME_BYTES = (
-    JSON_WORST_BYTES_PER_CHAR * MAX_RESPONSE_TEXT_FIELDS * MAX_OUTPUT_CHARS
-    + 2_000_000
+    JSON_WORST_BYTES_PER_CHAR * MAX_RESPONSE_TEXT_FIELDS * MAX_OUTPUT_CHARS + 2_000_000
 )
 #: Largest ``stdout_chunk`` text.
 CHUNK_CHARS = 64_000
@@ -29,19 +28,16 @@ DISCARD_BUDGET = 8
 TRUNCATION_MARKER = f"\n...(truncated at {MAX_OUTPUT_CHARS} characters)"
 
 
-def dumps(obj) -> str:
-    """One frame's JSON text: raw non-ASCII, no NaN/Infinity (not JSON)."""
-    return json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+# One encoder for every frame: json.dumps with non-default options builds a
+# new encoder per call, a measurable share of a small stdout chunk.
+#: One frame's JSON text: raw non-ASCII, no NaN/Infinity (not JSON).
+dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+#: A str as a JSON string literal, non-ASCII raw.
+json_string = json.encoder.encode_basestring
 
-
-def utf8_safe(line: str) -> str:
-    # A lone surrogate (e.g. from surrogateescape-decoded bytes) cannot be
-    # written as UTF-8; replacing it keeps the frame whole instead of losing it.
-    try:
-        line.encode("utf-8")
-    except UnicodeEncodeError:
-        line = line.encode("utf-8", "replace").decode("utf-8")
-    return line
+# Lone surrogates (e.g. from surrogateescape-decoded bytes) are not encodable
+# as UTF-8: the worker's protocol stream writes them as "?" (errors=
+# "replace"), which keeps a frame whole where a strict encoder would drop it.
 
 
 def _oversized_replacement(obj) -> dict:
@@ -66,12 +62,13 @@ def encode_frame(obj) -> str:
     desynchronise the host's single reader, while a replacement still answers
     the request it belonged to.
     """
-    line = utf8_safe(dumps(obj)) + "\n"
+    line = dumps(obj) + "\n"
     # Four bytes per code point is the UTF-8 maximum, so short lines skip the
     # encode that measuring them exactly would cost.
     if len(line) * 4 > MAX_FRAME_BYTES and len(line.encode("utf-8")) > MAX_FRAME_BYTES:
         line = dumps(_oversized_replacement(obj)) + "\n"
     return line
+
 
 #: Filename prefix of compiled Cell source (``<kernel:N>``); frames whose code
 #: carries it are the researcher's, whichever Cell defined them.

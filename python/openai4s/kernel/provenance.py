@@ -13,16 +13,14 @@ called. A Cell that reads 2,000 files and writes nothing makes no RPC at
 all; the reference made one per ``open``. A source whose file changed since
 it was read is dropped rather than attributed to a version it was not.
 
-Only opens made by Cell code (a frame compiled from ``<kernel:N>``) get a
-proxy; libraries keep real file objects and their own speed.
+Only opens made by Cell code (a frame compiled from ``<kernel:N>``) are
+tagged (see ``provenance_files``); libraries keep the plain builtin.
 """
 
 import builtins
 import json
 import os
 import sys
-
-from openai4s.kernel.protocol import CELL_TAG_PREFIX
 
 PROVENANCE_VERSION = "1"
 _ATTR = "_openai4s_src"
@@ -59,6 +57,34 @@ def _off_check():
 
 _off = _off_check()
 
+# The working directory, cached while the worker's audit hook reports every
+# os.chdir/os.fchdir (see track_cwd); one getcwd() per open was a measurable
+# share of reading a small file. A stale value could only make a relative
+# read resolve to another file, which the inode/mtime/size check then drops.
+_cwd = [None]
+_cwd_tracked = [False]
+# Whether a Cell is running: the open() wrapper's first, cheapest test.
+_cell_active = [False]
+
+
+def track_cwd() -> None:
+    """Called once the caller guarantees cwd_changed() on every chdir."""
+    _cwd[0] = None
+    _cwd_tracked[0] = True
+
+
+def cwd_changed(*_args) -> None:
+    _cwd[0] = None
+
+
+def current_cwd() -> str:
+    if not _cwd_tracked[0]:
+        return os.getcwd()
+    cwd = _cwd[0]
+    if cwd is None:
+        cwd = _cwd[0] = os.getcwd()
+    return cwd
+
 
 class _TaggedStr(str):
     __slots__ = (_ATTR,)
@@ -68,7 +94,6 @@ class _TaggedBytes(bytes):
     # bytes is variable-size: no non-empty __slots__, so the tag lives in
     # the instance __dict__.
     pass
-
 
 
 def _approx_size(obj) -> int:
@@ -101,18 +126,28 @@ def _store(obj, tags) -> None:
         _side_store(obj, tags)
 
 
+def _as_set(tags) -> frozenset:
+    # A file and what was read from it hold their one pending source bare:
+    # building a frozenset per read was a measurable share of a small read.
+    if type(tags) is frozenset:
+        return tags
+    if type(tags) is tuple:
+        return frozenset((tags,))
+    return _EMPTY
+
+
 def _raw_tags(obj) -> frozenset:
     """Tags as stored: version ids and unresolved pending sources."""
     cls = type(obj)
     if cls is _TaggedStr or cls is _TaggedBytes:
-        return obj._openai4s_src
+        return _as_set(obj._openai4s_src)
     if cls is not str and cls is not bytes:
         try:
             tags = object.__getattribute__(obj, _ATTR)
         except Exception:
             tags = None
-        if isinstance(tags, frozenset):
-            return tags
+        if tags is not None:
+            return _as_set(tags)
     if _side:
         entry = _side.get(id(obj))
         # ids are reused as soon as an object dies: check it is the same one.
@@ -121,11 +156,11 @@ def _raw_tags(obj) -> frozenset:
     return _EMPTY
 
 
-def _pending_source(path, handle=None):
-    """A not-yet-resolved source: where the file is and what was read."""
+def _pending_source(path):
+    """A not-yet-resolved source: where the file is and what it holds now."""
     raw = os.fsdecode(os.fspath(path))
-    status = os.fstat(handle.fileno()) if handle is not None else os.stat(raw)
-    cwd = "" if os.path.isabs(raw) else os.getcwd()
+    status = os.stat(raw)
+    cwd = "" if os.path.isabs(raw) else current_cwd()
     return ("file", raw, cwd, status.st_ino, status.st_mtime_ns, status.st_size)
 
 
@@ -199,7 +234,9 @@ def _propagate(result, *sources):
 
 
 def set_cell_id(cell_id) -> None:
+    """The Cell now running (None between Cells, when nothing is tagged)."""
     _state.cell_id = cell_id
+    _cell_active[0] = cell_id is not None
 
 
 def _canonical_path(path):
@@ -238,144 +275,13 @@ def tag_read_result(result, path_or_buf):
     try:
         if _off():
             return result
-        if isinstance(path_or_buf, _ReadProxy):
+        if _raw_tags(path_or_buf):
             return _propagate(result, path_or_buf)
         if isinstance(path_or_buf, (str, bytes, os.PathLike)):
             _store(result, frozenset((_pending_source(path_or_buf),)))
     except Exception:
         pass
     return result
-
-
-def _tag_data(data, tags):
-    cls = type(data)
-    if cls is str and data:
-        data = _TaggedStr(data)
-        data._openai4s_src = tags
-    elif cls is bytes and data:
-        data = _TaggedBytes(data)
-        data._openai4s_src = tags
-    return data
-
-
-class _ReadProxy:
-    """A read-mode file whose reads return tagged ``str``/``bytes``."""
-
-    __slots__ = ("_handle", _ATTR)
-
-    def __init__(self, handle, tags) -> None:
-        self._handle = handle
-        self._openai4s_src = tags
-
-    def read(self, *args):
-        return _tag_data(self._handle.read(*args), self._openai4s_src)
-
-    def readline(self, *args):
-        return _tag_data(self._handle.readline(*args), self._openai4s_src)
-
-    def readlines(self, *args):
-        tags = self._openai4s_src
-        return [_tag_data(line, tags) for line in self._handle.readlines(*args)]
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        return _tag_data(next(self._handle), self._openai4s_src)
-
-    def __enter__(self):
-        self._handle.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        return self._handle.__exit__(*exc)
-
-    def __getattr__(self, name):
-        return getattr(self._handle, name)
-
-    def __repr__(self):
-        return repr(self._handle)
-
-
-class _WriteProxy:
-    """A write-mode file that reports the tags of what was written on close."""
-
-    __slots__ = ("_handle", "_path", "_tags", "_done")
-
-    def __init__(self, handle, path) -> None:
-        self._handle = handle
-        self._path = path
-        self._tags = _EMPTY
-        self._done = False
-
-    def write(self, data):
-        tags = _raw_tags(data)
-        if tags:
-            self._tags = self._tags | tags
-        return self._handle.write(data)
-
-    def writelines(self, lines):
-        lines = list(lines)
-        for line in lines:
-            tags = _raw_tags(line)
-            if tags:
-                self._tags = self._tags | tags
-        return self._handle.writelines(lines)
-
-    def _report(self) -> None:
-        if not self._done:
-            self._done = True
-            if self._tags:
-                record_write(self._path, self._tags)
-
-    def close(self):
-        try:
-            return self._handle.close()
-        finally:
-            self._report()
-
-    def __enter__(self):
-        self._handle.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        try:
-            return self._handle.__exit__(*exc)
-        finally:
-            self._report()
-
-    def __iter__(self):
-        return iter(self._handle)
-
-    def __getattr__(self, name):
-        return getattr(self._handle, name)
-
-    def __repr__(self):
-        return repr(self._handle)
-
-
-def _make_open(real_open, getframe=sys._getframe):
-    def open(file, mode="r", *args, **kwargs):
-        handle = real_open(file, mode, *args, **kwargs)
-        try:
-            if (
-                _off()
-                or isinstance(file, int)
-                or type(mode) is not str
-                or not getframe(1).f_code.co_filename.startswith(CELL_TAG_PREFIX)
-            ):
-                return handle
-            if "r" in mode and "+" not in mode:
-                return _ReadProxy(handle, frozenset((_pending_source(file, handle),)))
-            if "w" in mode or "a" in mode or "x" in mode:
-                return _WriteProxy(handle, file)
-        except Exception:
-            pass
-        return handle
-
-    open.__doc__ = real_open.__doc__
-    open._openai4s_wrapped = real_open
-    return open
 
 
 def _make_loads(real_loads):
@@ -398,9 +304,10 @@ def install(host_call) -> None:
     _state.root = os.getcwd()
     _state.real_open = builtins.open
     _state.real_loads = json.loads
-    builtins.open = _make_open(builtins.open)
+    from openai4s.kernel import lineage_hooks, provenance_files
+
+    builtins.open = provenance_files.make_open(builtins.open, _off)
     json.loads = _make_loads(json.loads)
-    from openai4s.kernel import lineage_hooks
 
     lineage_hooks.install()
     _state.installed = True

@@ -152,6 +152,10 @@ def _emit_frame(obj):
     _write_frame(obj)
 
 
+def _emit_line(line):
+    _write_line(line)
+
+
 def _log(msg):
     try:
         _write_frame({"type": "log", "msg": msg})
@@ -180,7 +184,11 @@ class _Session:
         self.observer = observer
         self.sidecars = sidecars
         self.host = HostChannel(
-            _write_line, channel.read_line, _host_call_lock, lambda: self.cell_id
+            _write_line,
+            channel.read_line,
+            _host_call_lock,
+            lambda: self.cell_id,
+            channel.defer_request,
         )
         self.cell_id = None
         self.origin = None
@@ -193,7 +201,11 @@ class _Session:
 
     def serve(self):
         while True:
-            line = channel.read_line()
+            # Under the host-call lock: a thread left running by a Cell that
+            # calls the host between Cells must not read its answer here (or
+            # we its next request); it waits until a Cell is running again.
+            with _host_call_lock():
+                line = channel.next_request_line()
             if line == "":
                 return
             if not line.strip():
@@ -209,10 +221,11 @@ class _Session:
             if kind == "shutdown":
                 return
             if kind == "execute":
+                cell_id = request.get("id")
+                cell_id = "unknown" if cell_id is None else cell_id
                 code = request.get("code", "")
-                origin = request.get("origin", "agent")
-                response = self.run_cell(code, request.get("id", "unknown"), origin)
-                _write_frame(_encodable(response))
+                response = self.run_cell(code, cell_id, request.get("origin", "agent"))
+                _write_line(_response_line(response))
             elif kind == "inspect_variables":
                 _write_frame(self.inspect(request))
             # Anything else -- notably the late answer to an RPC a SIGINT
@@ -238,7 +251,7 @@ class _Session:
         _arm_sigint()
         self._install_host()
         self._provenance_cell(cell_id)
-        stdout = StreamingStdout(cell_id, _emit_frame)
+        stdout = StreamingStdout(cell_id, _emit_line)
         stderr = BoundedBuffer()
         saved = (sys.stdout, sys.stderr)
         sys.stdout, sys.stderr = stdout, stderr
@@ -287,6 +300,7 @@ class _Session:
             # finally skips its store.
             _in_user_code[0] = False
             self.files_read = self.observer.end()
+            self._provenance_cell(None)
             _disarm_sigint()
             sys.stdout, sys.stderr = saved
 
@@ -366,9 +380,13 @@ class _Session:
                 self.namespace["openai4s"] = facade
         if self._provenance is None:
             try:
-                from openai4s.kernel import provenance
+                from openai4s.kernel import audit, provenance
 
                 provenance.install(self.host.call)
+                # Our audit hook reports every chdir, so provenance may cache
+                # the working directory instead of asking per open().
+                audit.chdir_listeners.append(provenance.cwd_changed)
+                provenance.track_cwd()
                 self._provenance = provenance
             except Exception as exc:
                 self._provenance = _UNAVAILABLE
@@ -382,18 +400,15 @@ class _Session:
                 pass
 
 
-def _encodable(response):
-    """``response`` if it serialises; otherwise without its optional extras.
-
-    One response per execute is the host's contract: an unserialisable
-    diagnostic must not cost the Cell its answer.
-    """
+def _response_line(response):
+    """The response's line; without its optional extras if they do not
+    serialise. One response per execute is the host's contract: an
+    unserialisable diagnostic must not cost the Cell its answer."""
     try:
-        protocol.dumps(response)
-        return response
+        return protocol.encode_frame(response)
     except (TypeError, ValueError):
         response.pop("skill_sidecar_loads", None)
-        return response
+        return protocol.encode_frame(response)
 
 
 def _valid_key(key):
@@ -458,10 +473,10 @@ def main():
         session.serve()
     except BrokenPipeError:
         return 0
-    return _exit_code_ignoring_user_threads()
+    return _leave()
 
 
-def _exit_code_ignoring_user_threads():
+def _leave():
     # A Cell's non-daemon thread would keep a shut-down worker alive until the
     # host's kill ladder; the protocol is finished, so leave now.
     others = [t for t in threading.enumerate() if t is not threading.current_thread()]

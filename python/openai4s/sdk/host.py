@@ -139,7 +139,9 @@ class _Host:
         return self._call("artifact_marker", [version_id])
 
     def materialise_artifact(self, version_id, *, filename=None):
-        return self._call("materialise_artifact", [{"version_id": version_id, "filename": filename}])
+        return self._call(
+            "materialise_artifact", [{"version_id": version_id, "filename": filename}]
+        )
 
     def current_model(self):
         return self._call("current_model", [])

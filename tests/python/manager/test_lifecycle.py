@@ -4,22 +4,31 @@ kernel after every failure, and the GIL free while a cell runs."""
 import os
 import threading
 import time
+import uuid
 
 import pytest
 
 from openai4s.kernel import Kernel
 
-from manager_support import process_exists
+from manager_support import pids_with_marker, process_exists
 
 
 def _spawn_grandchild(kernel):
+    """Starts a long sleeper from a cell; returns its host pid."""
+    marker = f"o4s-grandchild-{uuid.uuid4().hex}"
     result = kernel.execute(
         "import subprocess, sys\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
-        "print(child.pid)"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)',"
+        f" {marker!r}])\n"
     )
     assert result["error"] is None, result
-    return int(result["stdout"])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        pids = pids_with_marker(marker)
+        if pids:
+            return pids[0]
+        time.sleep(0.02)
+    raise AssertionError("the cell's subprocess never appeared")
 
 
 def _wait_gone(pid, seconds=10.0):

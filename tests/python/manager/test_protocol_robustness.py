@@ -35,3 +35,26 @@ def test_a_worker_flooding_stderr_cannot_deadlock_a_cell():
         tail = k._stderr_tail
         assert tail.truncated
         assert tail.retained_bytes == 65536
+
+
+def test_proc_stdin_writes_reach_the_same_pipe_in_order(kernel):
+    """`_proc.stdin` is the protocol pipe itself: a raw line written through
+    it counts against the worker's discard budget exactly like a frame sent
+    with `_send`. Eight stale frames plus one raw line is one past the
+    budget, so the call must fail with a desync; had the raw line been lost,
+    the eight frames alone would be tolerated."""
+    original = kernel._service_host_call
+
+    def flood(frame):
+        for i in range(8):
+            kernel._send({"type": "host_response", "id": f"stale-{i}", "data": None})
+        kernel._proc.stdin.write("not json at all\n")
+        kernel._proc.stdin.flush()
+
+    kernel._service_host_call = flood
+    result = kernel.execute(
+        "try:\n    host._call('ping', [])\nexcept RuntimeError as e:\n    print('caught:', e)"
+    )
+    assert "protocol desync" in result["stdout"]
+    kernel._service_host_call = original
+    assert kernel.execute("print(host._call('ping', []))")["stdout"].strip() == "pong"

@@ -5,7 +5,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import WorkerProcess  # noqa: E402
+from worker_harness import WorkerProcess  # noqa: E402
 
 
 @pytest.fixture

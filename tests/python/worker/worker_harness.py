@@ -177,3 +177,64 @@ def echo_dispatcher(method, args):
     if method in ("prov_resolve_path",):
         return None
     raise ValueError(f"unknown method {method}")
+
+
+def snake(key):
+    return "".join("_" + char.lower() if char.isupper() else char for char in key)
+
+
+def decoded(args):
+    """The host's view of encoded args: camelCase keys back to snake_case."""
+    return [
+        {snake(key): value for key, value in arg.items()} if isinstance(arg, dict) else arg
+        for arg in args
+    ]
+
+
+class FakeBashAuthority:
+    """Issues and checks one-shot bash capabilities like the real host."""
+
+    def __init__(self, workspace, *, ttl_ms=15_000, tamper=None):
+        self.workspace = str(Path(workspace).resolve())
+        self.ttl_ms = ttl_ms
+        self.tamper = tamper or (lambda capability: capability)
+        self.calls = []
+        self.issued = {}
+
+    def __call__(self, method, args):
+        self.calls.append((method, args))
+        spec = decoded(args)[0] if args else None
+        if method == "authorize_bash":
+            return self._authorize(spec)
+        if method == "consume_bash_authorization":
+            capability = self.issued.get(spec["token"])
+            if capability is None or capability.get("consumed"):
+                return {"error": "bash authorization: unknown or expired token"}
+            capability["consumed"] = True
+            return {"ok": True, "token": spec["token"], "consumed_at_ms": 0}
+        if method == "record_bash_result":
+            self.issued.pop(spec["token"], None)
+            return {"ok": True, "audit": {"status": spec["status"]}}
+        return echo_dispatcher(method, args)
+
+    def _authorize(self, spec):
+        import hashlib
+        import time as _time
+
+        now = int(_time.time() * 1000)
+        token = secrets.token_urlsafe(32)
+        capability = {
+            "version": "openai4s-bash-capability-v1",
+            "token": token,
+            "command_sha256": hashlib.sha256(spec["command"].encode()).hexdigest(),
+            "cwd": spec["cwd"],
+            "workspace": self.workspace,
+            "allowed_root": self.workspace,
+            "generation": spec["generation"],
+            "challenge": spec["challenge"],
+            "issued_at_ms": now,
+            "expires_at_ms": now + self.ttl_ms,
+        }
+        capability = self.tamper(capability)
+        self.issued[token] = dict(capability)
+        return capability

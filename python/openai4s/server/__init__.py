@@ -1,0 +1,1 @@
+"""Host-side session runtime (the HTTP/WebSocket server arrives later)."""

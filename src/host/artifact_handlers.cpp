@@ -1,0 +1,173 @@
+// save_artifact, prov_record and prov_resolve_path (spec host.md §8).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+
+#include "base/random_id.h"
+#include "base/sha256.h"
+#include "host/dispatcher.h"
+#include "host/workspace_paths.h"
+
+namespace o4s::host {
+
+namespace {
+
+std::string string_field(const Json& spec, const char* key) {
+  auto it = spec.find(key);
+  return it != spec.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::optional<std::string> optional_field(const Json& spec, const char* key) {
+  std::string value = string_field(spec, key);
+  return value.empty() ? std::nullopt : std::optional(value);
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> HostDispatcher::validated_inputs(const Json& ids,
+                                                                  const CallContext& context) {
+  std::vector<std::string> valid;
+  if (!ids.is_array()) return valid;
+  std::optional<store::FrameScope> scope;
+  if (context.frame_id) {
+    if (auto resolved = config_.store->resolve_frame_scope(context.frame_id)) scope = *resolved;
+  }
+  for (const Json& id : ids) {
+    if (!id.is_string() || id.get_ref<const std::string&>().empty()) continue;
+    const std::string& version = id.get_ref<const std::string&>();
+    bool ok = false;
+    if (scope) {
+      auto in_scope = config_.store->version_in_scope(version, scope->root_frame_id,
+                                                      scope->project_id);
+      ok = in_scope && in_scope.value();
+    }
+    // Same words for a foreign and a missing id: no probing other sessions.
+    if (!ok) {
+      return handler_error(HandlerErrorKind::kKey,
+                           "no artifact version '" + version + "' in the current session");
+    }
+    valid.push_back(version);
+  }
+  return valid;
+}
+
+Result<Json> HostDispatcher::save_artifact(const Json& spec, const CallContext& context) {
+  // Inputs are validated before anything is written.
+  auto inputs = validated_inputs(spec.value("input_version_ids", Json::array()), context);
+  if (!inputs) return std::move(inputs).error();
+  auto workspace_path = workspace(context.frame_id);
+  if (!workspace_path) return std::move(workspace_path).error();
+  std::string requested = string_field(spec, "path");
+  auto source = resolve_in_workspace(workspace_path.value(), requested);
+  if (!source) {
+    Error error = std::move(source).error();
+    if (error.sys_errno == ENOENT) error.code = ErrorCode::kSystem;
+    return error;
+  }
+  struct stat info {};
+  if (::stat(source->c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
+    Error error = make_error(ErrorCode::kSystem, "save_artifact: no such file: " + *source);
+    error.sys_errno = ENOENT;
+    return error;
+  }
+  std::string filename = string_field(spec, "filename");
+  if (filename.empty()) filename = basename_of(*source);
+
+  std::error_code ec;
+  std::filesystem::create_directories(config_.artifacts_dir, ec);
+  std::string snapshot = config_.artifacts_dir + "/v-" + random_hex(6) + "__" +
+                         sanitize_filename(filename);
+  long long size = 0;
+  auto checksum = copy_and_hash(*source, snapshot, &size);
+  if (!checksum) {
+    ::unlink(snapshot.c_str());
+    return std::move(checksum).error();
+  }
+
+  store::CellArtifact artifact;
+  artifact.path = *source;
+  artifact.filename = filename;
+  artifact.content_type = optional_field(spec, "content_type");
+  artifact.size_bytes = size;
+  artifact.checksum = checksum.value();
+  // The execution id is canonical; an explicit producing id is the fallback.
+  artifact.producing_cell_id = optional_field(spec, "execution_cell_id");
+  if (!artifact.producing_cell_id) artifact.producing_cell_id = optional_field(spec, "producing_cell_id");
+  artifact.frame_id = context.frame_id;
+  artifact.snapshot_path = snapshot;
+  artifact.input_version_ids = inputs.value();
+  artifact.source = spec.contains("source") ? spec["source"] : Json();
+  artifact.reuse_policy = "provisional";
+  auto record = config_.store->record_cell_artifact(artifact);
+  if (!record) {
+    ::unlink(snapshot.c_str());
+    return std::move(record).error();
+  }
+  Json result = record.value();
+  std::string version_id = result.value("version_id", "");
+  auto bound = config_.store->version_snapshot_path(version_id);
+  if (bound && bound.value() && *bound.value() != snapshot && ::access(bound.value()->c_str(), F_OK) == 0) {
+    ::unlink(snapshot.c_str());  // reused version keeps its own snapshot
+    result["path"] = *bound.value();
+  } else {
+    (void)config_.store->bind_version_snapshot(version_id, snapshot);
+    result["path"] = snapshot;
+  }
+  if (spec.contains("priority") && spec["priority"].is_number_integer() &&
+      spec["priority"].get<long long>() != 0) {
+    (void)config_.store->set_artifact_priority(result.value("artifact_id", ""),
+                                               static_cast<int>(spec["priority"].get<long long>()));
+  }
+  return result;
+}
+
+Result<Json> HostDispatcher::prov_record(const Json& spec, const CallContext& context) {
+  auto inputs = validated_inputs(spec.value("input_version_ids", Json::array()), context);
+  if (!inputs) return std::move(inputs).error();
+  auto workspace_path = workspace(context.frame_id);
+  if (!workspace_path) return Json{{"error", "prov_record: " + workspace_path.error().message}};
+  std::string requested = string_field(spec, "path");
+  auto resolved = resolve_in_workspace(workspace_path.value(), requested);
+  if (!resolved) {
+    if (resolved.error().sys_errno == ENOENT) {
+      return Json{{"error", "prov_record: no such output file: " + requested}};
+    }
+    return Json{{"error", "prov_record: " + resolved.error().message}};
+  }
+  auto checksum = sha256_file(*resolved);
+  if (!checksum) {
+    if (checksum.error().sys_errno == ENOENT) {
+      return Json{{"error", "prov_record: no such output file: " + requested}};
+    }
+    return Json{{"error", "prov_record: " + requested + ": " + checksum.error().message}};
+  }
+  struct stat info {};
+  ::stat(resolved->c_str(), &info);
+  store::CellArtifact artifact;
+  artifact.path = *resolved;
+  artifact.filename = string_field(spec, "filename");
+  if (artifact.filename.empty()) artifact.filename = basename_of(*resolved);
+  artifact.size_bytes = static_cast<std::int64_t>(info.st_size);
+  artifact.checksum = checksum.value();
+  artifact.producing_cell_id = optional_field(spec, "execution_cell_id");
+  if (!artifact.producing_cell_id) artifact.producing_cell_id = optional_field(spec, "producing_cell_id");
+  artifact.frame_id = context.frame_id;
+  artifact.input_version_ids = inputs.value();
+  return config_.store->record_cell_artifact(artifact);
+}
+
+Result<Json> HostDispatcher::prov_resolve_path(const Json& path, const CallContext& context) {
+  // Reached from a cell's every read: cheap, and never an error for the
+  // ordinary "not tracked" cases.
+  if (!path.is_string() || !context.frame_id) return Json();
+  auto scope = config_.store->resolve_frame_scope(context.frame_id);
+  if (!scope) return Json();
+  auto version = config_.store->version_for_path(path.get<std::string>(), scope->root_frame_id,
+                                                 scope->project_id);
+  if (!version || !version.value()) return Json();
+  return Json(*version.value());
+}
+
+}  // namespace o4s::host

@@ -1,0 +1,32 @@
+// Pieces of the shell capability service (§6.3, §6.4) that need no service
+// state: strict path resolution, the bearer token, and the safe audit record
+// built from a worker's report.
+#pragma once
+
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+
+namespace o4s::host::bash {
+
+using Json = nlohmann::json;
+
+// realpath(3): every component must exist and symlinks are resolved, so a
+// symlink that leaves the workspace resolves to where it really points.
+Result<std::string> resolve_strict(const std::string& path);
+bool is_directory(const std::string& resolved);
+// `path` is `root` or below it (both already resolved).
+bool path_within(std::string_view path, std::string_view root);
+
+// URL-safe base64 (no padding) of `bytes` bytes from getrandom; "" when the
+// kernel has no entropy to give, which the caller turns into a refusal.
+std::string random_url_safe_token(std::size_t bytes);
+
+// The only things persisted from a worker's report (§6.4 "Safe audit
+// record"); `capability` supplies the bindings, `report` is untrusted.
+Json safe_record(const Json& capability, const Json& report);
+
+}  // namespace o4s::host::bash

@@ -1,0 +1,82 @@
+// The host dispatcher (spec host.md §2-3): the one entry point through which
+// a cell acts on the host. Every call is decoded, gated by the permission
+// policy, handled, and audited (one host_call_log row), whatever happens.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "base/result.h"
+#include "host/bash_capability.h"
+#include "store/store.h"
+
+namespace o4s::host {
+
+using Json = nlohmann::json;
+
+struct DispatcherConfig {
+  std::shared_ptr<store::Store> store;
+  std::optional<std::string> workspace;  // explicit session workspace
+  std::string data_dir;                  // default workspaces live under it
+  std::string artifacts_dir;             // artifact snapshots
+};
+
+// Per-call state the embedder binds (the Python API's thread-local bindings).
+struct CallContext {
+  std::optional<std::string> frame_id;
+  std::optional<std::string> bash_generation;
+  Json action_context = Json::object();
+  // The embedder's replacement for the capability service's authorize
+  // (the acceptance suite swaps it on the instance); empty = native.
+  std::function<Result<Json>(const Json& spec)> authorize_override;
+};
+
+// What a handler failing hard maps to at the edge (ValueError, KeyError,
+// FileNotFoundError): kept distinct from soft-fail results.
+enum class HandlerErrorKind { kValue, kKey, kFileNotFound, kRuntime };
+Error handler_error(HandlerErrorKind kind, std::string message);
+HandlerErrorKind handler_error_kind(const Error& error);
+
+class HostDispatcher {
+ public:
+  explicit HostDispatcher(DispatcherConfig config);
+
+  // The dispatch pipeline. A soft failure is a {"error": ...} result, not an
+  // Error; an Error is a raised exception (unknown method, bad input).
+  Result<Json> call(const std::string& method, const Json& args, const CallContext& context);
+
+  // The capability service's native steps (also reachable directly).
+  Json authorize_bash(const Json& spec, const CallContext& context);
+  Json consume_bash(const Json& spec);
+  Json record_bash(const Json& spec);
+
+  // The session workspace: explicit, else data_dir/agent-workspaces/<frame>.
+  Result<std::string> workspace(const std::optional<std::string>& frame_id);
+  void set_workspace(std::optional<std::string> workspace);
+  std::shared_ptr<store::Store> store() const { return config_.store; }
+
+ private:
+  using Handler = std::function<Result<Json>(const Json& args, const CallContext& context)>;
+  void register_handlers();
+  Result<Json> save_artifact(const Json& spec, const CallContext& context);
+  Result<Json> prov_record(const Json& spec, const CallContext& context);
+  Result<Json> prov_resolve_path(const Json& path, const CallContext& context);
+  Result<std::vector<std::string>> validated_inputs(const Json& ids, const CallContext& context);
+
+  DispatcherConfig config_;
+  BashAuthorizationService bash_;
+  std::map<std::string, Handler> handlers_;
+  std::mutex workspace_mutex_;
+};
+
+// camelCase -> snake_case for the top-level keys of every dict argument
+// (each uppercase letter becomes "_" + lowercase); nested values untouched.
+Json decode_args(const Json& args);
+
+}  // namespace o4s::host

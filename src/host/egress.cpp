@@ -1,0 +1,72 @@
+#include "host/egress.h"
+
+#include <array>
+
+namespace o4s::host {
+
+namespace {
+
+// Package indexes, code hosting, and the large public biology/chemistry
+// data services an analysis commonly needs. Subdomains are included
+// (www.ebi.ac.uk, eutils.ncbi.nlm.nih.gov).
+constexpr std::array<std::string_view, 23> kAllowed = {"pypi.org",
+                                                       "files.pythonhosted.org",
+                                                       "pythonhosted.org",
+                                                       "conda.anaconda.org",
+                                                       "repo.anaconda.com",
+                                                       "anaconda.org",
+                                                       "conda-forge.org",
+                                                       "cran.r-project.org",
+                                                       "bioconductor.org",
+                                                       "registry.npmjs.org",
+                                                       "github.com",
+                                                       "raw.githubusercontent.com",
+                                                       "codeload.github.com",
+                                                       "objects.githubusercontent.com",
+                                                       "ncbi.nlm.nih.gov",
+                                                       "ebi.ac.uk",
+                                                       "rcsb.org",
+                                                       "wwpdb.org",
+                                                       "uniprot.org",
+                                                       "ensembl.org",
+                                                       "zenodo.org",
+                                                       "figshare.com",
+                                                       "huggingface.co"};
+
+char to_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+}  // namespace
+
+bool egress_domain_allowed(std::string_view domain) {
+  std::string host;
+  for (char c : domain) host.push_back(to_lower(c));
+  while (!host.empty() && host.back() == '.') host.pop_back();
+  if (host.empty()) return false;
+  const std::string_view view = host;
+  for (std::string_view allowed : kAllowed) {
+    if (view == allowed) return true;
+    if (view.size() > allowed.size() && view.substr(view.size() - allowed.size()) == allowed &&
+        view[view.size() - allowed.size() - 1] == '.') {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::optional<std::string> first_blocked_domain(const std::vector<std::string>& domains) {
+  for (const std::string& domain : domains) {
+    if (!egress_domain_allowed(domain)) return domain;
+  }
+  return std::nullopt;
+}
+
+std::string egress_block_message(std::string_view domain) {
+  const std::string d(domain);
+  return "proxy 403: outbound network access to '" + d +
+         "' is blocked by the egress allowlist (OPENAI4S_EGRESS=allowlist). This domain is not "
+         "on the science / package-index / data-repository allowlist. Call "
+         "host.request_network_access(domain='" +
+         d + "') to ask the user to approve widening it.";
+}
+
+}  // namespace o4s::host

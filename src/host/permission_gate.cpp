@@ -1,0 +1,157 @@
+#include "host/permission_gate.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdlib>
+
+#include "host/permission_policy.h"
+#include "host/precheck.h"
+
+namespace o4s::host {
+
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr std::array<std::string_view, 19> kGatedMethods = {
+    "read_file",        "write_file",           "edit_file",     "glob",
+    "grep",             "list_dir",             "web_fetch",     "web_search",
+    "env_setup",        "mcp_call",             "delegate",      "exec_background",
+    "save_artifact",    "materialise_artifact", "credentials_set", "skills_edit",
+    "skills_delete",    "skills_publish",       "request_network_access",
+};
+
+constexpr std::size_t kBashTargetChars = 4000;
+
+std::string string_field(const Json& spec, const char* key) {
+  auto it = spec.find(key);
+  return it != spec.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string url_host(const std::string& url) {
+  auto scheme = url.find("://");
+  std::string rest = scheme == std::string::npos ? url : url.substr(scheme + 3);
+  rest = rest.substr(0, rest.find_first_of("/?#"));
+  if (auto at = rest.rfind('@'); at != std::string::npos) rest = rest.substr(at + 1);
+  if (auto colon = rest.find(':'); colon != std::string::npos) rest = rest.substr(0, colon);
+  if (rest.rfind("www.", 0) == 0) rest = rest.substr(4);
+  return rest.empty() ? url : rest;
+}
+
+std::string unattended_policy() {
+  const char* value = std::getenv("OPENAI4S_UNATTENDED_APPROVAL");
+  std::string policy = value != nullptr ? value : "deny";
+  policy.erase(0, policy.find_first_not_of(" \t"));
+  policy.erase(policy.find_last_not_of(" \t") + 1);
+  std::transform(policy.begin(), policy.end(), policy.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return policy;
+}
+
+}  // namespace
+
+std::optional<std::string> gated_tool(const std::string& method) {
+  if (method == "authorize_bash") return std::string("bash");
+  if (std::find(kGatedMethods.begin(), kGatedMethods.end(), method) != kGatedMethods.end()) {
+    return method;
+  }
+  return std::nullopt;
+}
+
+std::string permission_target(const std::string& method, const Json& args) {
+  Json spec = !args.empty() && args[0].is_object() ? args[0] : Json::object();
+  std::string first_string = !args.empty() && args[0].is_string() ? args[0].get<std::string>() : "";
+  if (method == "authorize_bash") {
+    return redact_secrets(string_field(spec, "command"), kBashTargetChars);
+  }
+  if (method == "read_file" || method == "write_file" || method == "edit_file") {
+    return string_field(spec, "path");
+  }
+  if (method == "save_artifact") {
+    std::string filename = string_field(spec, "filename");
+    return filename.empty() ? string_field(spec, "path") : filename;
+  }
+  if (method == "materialise_artifact") {
+    std::string filename = string_field(spec, "filename");
+    return filename.empty() ? string_field(spec, "version_id") : filename;
+  }
+  if (method == "web_fetch" || method == "web_download") return url_host(string_field(spec, "url"));
+  if (method == "web_search") return string_field(spec, "query");
+  if (method == "request_network_access") {
+    return first_string.empty() ? string_field(spec, "domain") : first_string;
+  }
+  if (method == "mcp_call") return string_field(spec, "server") + "/" + string_field(spec, "tool");
+  if (method == "glob" || method == "grep") return string_field(spec, "pattern");
+  if (method == "list_dir") {
+    std::string path = string_field(spec, "path");
+    return path.empty() ? "." : path;
+  }
+  if (method == "exec_background") return string_field(spec, "code");
+  if (method == "skills_edit") return string_field(spec, "name");
+  if (method == "skills_publish" || method == "skills_delete" || method == "credentials_set") {
+    return first_string.empty() ? string_field(spec, "name") : first_string;
+  }
+  return {};
+}
+
+GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id,
+                 const std::string& tool, const std::string& target, const Json& action_context) {
+  std::string root = frame_id.value_or("");
+  std::string project = "default";
+  if (auto scope = store.resolve_frame_scope(frame_id)) {
+    root = scope->root_frame_id;
+    project = scope->project_id;
+  }
+  Decision decision = Decision::kAsk;
+  if (auto rules = store.rules_for(root.empty() ? std::nullopt : std::optional(root), project)) {
+    decision = resolve_permission(rules.value(), tool, target);
+  }
+  if (decision == Decision::kAllow) return {true, {}, std::nullopt};
+  if (decision == Decision::kDeny) {
+    return {false, "blocked by a standing 'deny' permission rule", std::nullopt};
+  }
+
+  store::PermissionRequest request;
+  if (!root.empty()) request.root_frame_id = root;
+  request.frame_id = frame_id;
+  request.project_id = project;
+  request.tool = tool;
+  request.target = target;
+  request.payload = Json{{"type", "await_permission"}, {"tool", tool}, {"target", target},
+                         {"frame_id", root}, {"scopes", {"once", "conversation", "project", "global"}}};
+  if (action_context.is_object()) {
+    for (const char* key : {"action_group_id", "action_id", "tool_call_id"}) {
+      auto it = action_context.find(key);
+      if (it == action_context.end() || !it->is_string()) continue;
+      std::string value = it->get<std::string>();
+      if (std::string_view(key) == "action_group_id") request.action_group_id = value;
+      if (std::string_view(key) == "action_id") request.action_id = value;
+      if (std::string_view(key) == "tool_call_id") request.tool_call_id = value;
+    }
+  }
+  auto created = store.create_permission_request(request);
+  if (!created) {
+    return {false, "approval required but its durable request could not be recorded",
+            std::nullopt};
+  }
+  const std::string& decision_id = created.value();
+  // No interactive channel exists yet: the unattended policy decides.
+  store::PermissionResolution resolution;
+  resolution.resolution_context = "unattended";
+  bool allow = unattended_policy() == "allow";
+  if (allow) {
+    resolution.state = "allowed";
+    resolution.scope = "once";
+    resolution.message = "allowed by explicit unattended approval policy";
+  } else {
+    resolution.state = "denied";
+    resolution.message = "approval required but no interactive channel is attached";
+  }
+  if (!store.resolve_permission_request(decision_id, resolution)) {
+    return {false, "approval persistence failed closed", decision_id};
+  }
+  return {allow, allow ? std::string() : *resolution.message, decision_id};
+}
+
+}  // namespace o4s::host

@@ -1,0 +1,31 @@
+// The permission gate in front of gated host methods (spec host.md §4.1,
+// §4.4, §4.5): resolve the standing rules; "ask" with no interactive channel
+// resolves by the unattended policy, recorded as a durable request.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "store/store.h"
+
+namespace o4s::host {
+
+struct GateVerdict {
+  bool allow = false;
+  std::string message;  // why not, when refused
+  std::optional<std::string> decision_id;
+};
+
+// The permission tool for a method ("bash" for authorize_bash), or nullopt
+// when the method is not gated.
+std::optional<std::string> gated_tool(const std::string& method);
+// The string the rule patterns are matched against (§4.1 table).
+std::string permission_target(const std::string& method, const nlohmann::json& decoded_args);
+
+GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id,
+                 const std::string& tool, const std::string& target,
+                 const nlohmann::json& action_context);
+
+}  // namespace o4s::host

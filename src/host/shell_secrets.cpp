@@ -1,0 +1,309 @@
+// Secret handling for shell commands (§6.6): which words name secret files,
+// and the redaction applied to every command or output text that leaves the
+// capability service (permission targets, step inputs, audit previews).
+// Scanners are hand-written single passes, so the time is linear.
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "host/precheck.h"
+#include "host/shell_lexer.h"
+#include "host/utf8_text.h"
+
+namespace o4s::host {
+
+namespace {
+
+constexpr int kMaxNesting = 4;
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_alnum(char c) { return is_alpha(c) || is_digit(c); }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+char to_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+std::string lowered(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = to_lower(c);
+  return out;
+}
+
+bool ends_with(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+// Names a glob in a command is tested against: a pattern that could expand
+// to one of them is treated as naming it.
+constexpr std::array<std::string_view, 9> kSecretExamples = {
+    ".env",   ".env.local", ".env.production", "id_rsa",     "id_ed25519",
+    ".netrc", ".pgpass",    "server.pem",      "private.key"};
+
+// One glob character class at pattern[i] ('[' already seen at i). Sets
+// `next` past the class; false when there is no closing ']' (then '[' is a
+// literal, as in fnmatch).
+bool class_matches(std::string_view pattern, std::size_t i, char c, bool& matched,
+                   std::size_t& next) {
+  std::size_t j = i + 1;
+  const bool negated = j < pattern.size() && (pattern[j] == '!' || pattern[j] == '^');
+  if (negated) ++j;
+  bool found = false;
+  bool first = true;
+  for (; j < pattern.size() && (first || pattern[j] != ']'); first = false) {
+    char low = pattern[j];
+    char high = low;
+    if (j + 2 < pattern.size() && pattern[j + 1] == '-' && pattern[j + 2] != ']') {
+      high = pattern[j + 2];
+      j += 3;
+    } else {
+      ++j;
+    }
+    found = found || (low <= c && c <= high);
+  }
+  if (j >= pattern.size()) return false;
+  matched = found != negated;
+  next = j + 1;
+  return true;
+}
+
+// Shell glob (*, ?, [...]; backslash literal) over a short name. The one
+// backtrack point for the last '*' makes it O(pattern x name), where
+// recursive fnmatch(3) can go exponential on "*a*a*a...".
+bool glob_match(std::string_view pattern, std::string_view name) {
+  std::size_t p = 0;
+  std::size_t n = 0;
+  std::size_t star = std::string_view::npos;
+  std::size_t star_n = 0;
+  while (n < name.size()) {
+    std::size_t next = p + 1;
+    bool matched = false;
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      star_n = n;
+      continue;
+    }
+    if (p < pattern.size()) {
+      if (pattern[p] == '?') {
+        matched = true;
+      } else if (pattern[p] != '[' || !class_matches(pattern, p, name[n], matched, next)) {
+        matched = pattern[p] == name[n];
+        next = p + 1;
+      }
+    }
+    if (matched) {
+      p = next;
+      ++n;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      n = ++star_n;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+bool glob_may_name_secret(std::string_view pattern) {
+  for (std::string_view example : kSecretExamples) {
+    if (glob_match(pattern, example)) return true;
+  }
+  return false;
+}
+
+// Quotes and shell punctuation a word may still carry when the lexer could
+// not parse the command (unbalanced quotes), plus "(" ")" "`" from the
+// halves of a substitution and a leading "@" (curl -d @.env reads the file).
+constexpr std::string_view kStripChars = "'\"`;|&<>()@";
+
+std::string_view strip_word(std::string_view word) {
+  const std::size_t start = word.find_first_not_of(kStripChars);
+  if (start == std::string_view::npos) return {};
+  const std::size_t end = word.find_last_not_of(kStripChars);
+  return word.substr(start, end - start + 1);
+}
+
+bool is_secret_candidate(std::string_view candidate) {
+  const std::string_view stripped = strip_word(candidate);
+  if (stripped.empty()) return false;
+  const std::string name = lowered(shell::basename_of(stripped));
+  if (name.find_first_of("*?[") != std::string::npos) return glob_may_name_secret(name);
+  return is_secret_basename(name);
+}
+
+bool names_secret(std::string_view command, int depth) {
+  for (const std::string& word : shell_words(command)) {
+    if (is_secret_candidate(word)) return true;
+    // The right-hand side of NAME=value (or --flag=value) is a path too.
+    const std::size_t equals = word.find('=');
+    if (equals != std::string::npos &&
+        is_secret_candidate(std::string_view(word).substr(equals + 1))) {
+      return true;
+    }
+  }
+  if (depth >= kMaxNesting) return false;
+  for (const std::string& body : shell::lex(command).nested) {
+    if (names_secret(body, depth + 1)) return true;
+  }
+  return false;
+}
+
+// --- redaction --------------------------------------------------------------
+
+bool is_token_char(char c) { return is_alnum(c) || c == '_' || c == '-'; }
+bool is_bearer_char(char c) {
+  return is_alnum(c) || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' || c == '=' ||
+         c == '-';
+}
+
+std::size_t run_length(std::string_view text, std::size_t i, bool (*pred)(char)) {
+  std::size_t j = i;
+  while (j < text.size() && pred(text[j])) ++j;
+  return j - i;
+}
+
+bool iequals_at(std::string_view text, std::size_t i, std::string_view word) {
+  if (text.size() - i < word.size()) return false;
+  for (std::size_t k = 0; k < word.size(); ++k) {
+    if (to_lower(text[i + k]) != word[k]) return false;
+  }
+  return true;
+}
+
+// "Bearer <token>" -> "Bearer <redacted>" (the scheme name in any case).
+std::string redact_bearer(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if ((i == 0 || !is_alnum(text[i - 1])) && iequals_at(text, i, "bearer")) {
+      std::size_t j = i + 6;
+      const std::size_t gap = run_length(text, j, [](char c) { return c == ' ' || c == '\t'; });
+      const std::size_t token = run_length(text, j + gap, is_bearer_char);
+      if (gap > 0 && token > 0) {
+        out.append(text.substr(i, 6 + gap)).append("<redacted>");
+        i = j + gap + token;
+        continue;
+      }
+    }
+    out.push_back(text[i++]);
+  }
+  return out;
+}
+
+// Vendor prefixes of API tokens. The spec writes them with "-"; the real
+// formats use "_" (ghp_, hf_, github_pat_, sk_live_), so both separators
+// count: over-redacting a preview costs nothing, leaking a token does.
+constexpr std::array<std::string_view, 10> kTokenPrefixes = {
+    "sk", "ark", "ghp", "github_pat", "hf", "xoxb", "xoxa", "xoxp", "xoxr", "xoxs"};
+
+// Length of a prefixed token starting at i, or 0.
+std::size_t prefixed_token_at(std::string_view text, std::size_t i) {
+  if (i > 0 && is_alnum(text[i - 1])) return 0;
+  for (std::string_view prefix : kTokenPrefixes) {
+    if (text.substr(i, prefix.size()) != prefix) continue;
+    const std::size_t sep = i + prefix.size();
+    if (sep >= text.size() || (text[sep] != '-' && text[sep] != '_')) continue;
+    const std::size_t body = run_length(text, sep + 1, is_token_char);
+    if (body >= 8) return prefix.size() + 1 + body;
+  }
+  return 0;
+}
+
+std::string redact_prefixed_tokens(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t length = prefixed_token_at(text, i);
+    if (length > 0) {
+      out.append("<redacted-token>");
+      i += length;
+    } else {
+      out.push_back(text[i++]);
+    }
+  }
+  return out;
+}
+
+bool is_name_char(char c) { return is_alnum(c) || c == '_' || c == '-'; }
+
+bool is_secret_name(std::string_view name) {
+  const std::string lower = lowered(name);
+  for (std::string_view marker : {"key", "token", "secret", "password", "passwd", "credential"}) {
+    if (lower.find(marker) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Length of an assignment value at i: a quoted string (to its closing
+// quote) or a run up to whitespace or shell punctuation.
+std::size_t value_length(std::string_view text, std::size_t i) {
+  if (i >= text.size()) return 0;
+  if (text[i] == '\'' || text[i] == '"') {
+    const std::size_t close = text.find(text[i], i + 1);
+    return (close == std::string_view::npos ? text.size() : close + 1) - i;
+  }
+  std::size_t j = i;
+  while (j < text.size() && !is_space(text[j]) && text[j] != ';' && text[j] != '&' &&
+         text[j] != '|' && text[j] != '\'' && text[j] != '"' && text[j] != '`' && text[j] != ')') {
+    ++j;
+  }
+  return j - i;
+}
+
+// NAME=value with a secret-looking NAME -> NAME=<redacted>. NAME may carry
+// dashes so --api-key=... is covered as well.
+std::string redact_assignments(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t copied = 0;  // text[copied, i) is still to be copied
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '=') continue;
+    std::size_t start = i;
+    // Bounded by the previous '=' (not a name char), so the walks add up to
+    // one pass.
+    while (start > copied && is_name_char(text[start - 1])) --start;
+    // The value is measured only for a secret name, so a long run of
+    // a=b=c=... is not rescanned at every '='.
+    if (start == i || !is_secret_name(text.substr(start, i - start))) continue;
+    const std::size_t value = value_length(text, i + 1);
+    if (value == 0) continue;
+    out.append(text.substr(copied, i + 1 - copied)).append("<redacted>");
+    copied = i + 1 + value;
+    i = copied - 1;
+  }
+  out.append(text.substr(copied));
+  return out;
+}
+
+}  // namespace
+
+bool is_secret_basename(std::string_view basename) {
+  const std::string name = lowered(basename);
+  // §6.6 plus the dispatcher pre-gate's *.env (§3): one rule everywhere.
+  return name == ".env" || name.rfind(".env.", 0) == 0 || ends_with(name, ".env") ||
+         ends_with(name, ".pem") || ends_with(name, ".key") || name == "id_rsa" ||
+         name == "id_ed25519" || name == ".netrc" || name == ".pgpass";
+}
+
+bool references_secret_file(std::string_view command) {
+  try {
+    return names_secret(command, 0);
+  } catch (...) {
+    return true;  // a check that cannot run denies
+  }
+}
+
+std::string redact_secrets(std::string_view text, std::size_t limit) {
+  try {
+    const std::string redacted = redact_assignments(redact_prefixed_tokens(redact_bearer(text)));
+    return std::string(utf8_prefix(redacted, limit));
+  } catch (...) {
+    return {};  // nothing unredacted ever leaves
+  }
+}
+
+}  // namespace o4s::host

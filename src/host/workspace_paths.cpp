@@ -1,0 +1,109 @@
+#include "host/workspace_paths.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <vector>
+
+#include "base/sha256.h"
+#include "base/unique_fd.h"
+
+namespace o4s::host {
+
+namespace {
+
+bool inside(const std::string& root, const std::string& path) {
+  return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+                          (root.back() == '/' || path[root.size()] == '/'));
+}
+
+Result<std::string> real_path(const std::string& path) {
+  char buffer[PATH_MAX];
+  if (::realpath(path.c_str(), buffer) == nullptr) return system_error("resolve " + path, errno);
+  return std::string(buffer);
+}
+
+}  // namespace
+
+std::string basename_of(const std::string& path) {
+  std::string trimmed = path;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  auto slash = trimmed.find_last_of('/');
+  return slash == std::string::npos ? trimmed : trimmed.substr(slash + 1);
+}
+
+std::string sanitize_filename(const std::string& name) {
+  std::string out;
+  bool in_run = false;
+  for (char c : name) {
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-';
+    if (ok) {
+      out.push_back(c);
+      in_run = false;
+    } else if (!in_run) {
+      out.push_back('_');
+      in_run = true;
+    }
+  }
+  return out.empty() ? "artifact" : out;
+}
+
+Result<std::string> resolve_in_workspace(const std::string& workspace, const std::string& path) {
+  auto root = real_path(workspace);
+  if (!root) return std::move(root).error();
+  std::string candidate = !path.empty() && path[0] == '/' ? path : root.value() + "/" + path;
+  auto resolved = real_path(candidate);
+  if (!resolved) {
+    if (resolved.error().sys_errno == ENOENT) {
+      Error missing = make_error(ErrorCode::kSystem, "no such file: " + path);
+      missing.sys_errno = ENOENT;
+      return missing;
+    }
+    return std::move(resolved).error();
+  }
+  if (!inside(root.value(), resolved.value())) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "path escapes the workspace: '" + path + "' (stay inside your working dir)");
+  }
+  return resolved;
+}
+
+Result<std::string> copy_and_hash(const std::string& from, const std::string& to,
+                                  long long* size_bytes) {
+  UniqueFd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!in) return system_error("open " + from, errno);
+  UniqueFd out(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  if (!out) return system_error("create " + to, errno);
+  Sha256 digest;
+  std::vector<char> buffer(1 << 20);
+  long long total = 0;
+  for (;;) {
+    ssize_t n = ::read(in.get(), buffer.data(), buffer.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return system_error("read " + from, errno);
+    }
+    if (n == 0) break;
+    std::string_view chunk(buffer.data(), static_cast<std::size_t>(n));
+    digest.update(chunk);
+    while (!chunk.empty()) {
+      ssize_t w = ::write(out.get(), chunk.data(), chunk.size());
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        return system_error("write " + to, errno);
+      }
+      chunk.remove_prefix(static_cast<std::size_t>(w));
+    }
+    total += n;
+  }
+  if (::fsync(out.get()) != 0) return system_error("fsync " + to, errno);
+  if (size_bytes != nullptr) *size_bytes = total;
+  return digest.hex_digest();
+}
+
+}  // namespace o4s::host

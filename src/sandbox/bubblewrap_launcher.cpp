@@ -1,0 +1,337 @@
+#include "sandbox/bubblewrap_launcher.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+
+#include "sandbox/diagnosis.h"
+#include "sandbox/resource_limits.h"
+#include "sandbox/seccomp_policy.h"
+#include "sandbox/system_layout.h"
+
+namespace o4s::sandbox {
+
+namespace {
+
+using std::chrono::milliseconds;
+using Kind = FsOperation::Kind;
+
+// bubblewrap reports its init within milliseconds; these bound a wedged
+// launch (spec kernel.md §2.13: 5 s).
+constexpr milliseconds kInfoTimeout(5000);
+constexpr milliseconds kPinTimeout(5000);
+
+// Where the worker's temporary files go inside the sandbox.
+constexpr const char* kPrivateTmp = "/tmp";
+constexpr const char* kMatplotlibDir = "/tmp/openai4s-matplotlib";
+
+// System directories a workspace may not be (or contain): binding one of
+// them writable would hand the cell the operating system.
+constexpr const char* kSystemDirectories[] = {"/usr", "/bin",  "/sbin", "/lib", "/lib32",
+                                              "/lib64", "/libx32", "/etc", "/boot", "/var"};
+
+std::optional<std::string> real_path(const std::string& path) {
+  char buffer[PATH_MAX];
+  if (::realpath(path.c_str(), buffer) == nullptr) return std::nullopt;
+  return std::string(buffer);
+}
+
+bool is_directory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// Lexical normalisation of an absolute path: "//", "." and ".." removed.
+std::string normalise(const std::string& path) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t stop = path.find('/', start);
+    if (stop == std::string::npos) stop = path.size();
+    std::string part = path.substr(start, stop - start);
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(std::move(part));
+    }
+    start = stop + 1;
+  }
+  std::string out;
+  for (const auto& part : parts) out += "/" + part;
+  return out.empty() ? "/" : out;
+}
+
+std::string parent_of_path(const std::string& path) {
+  std::size_t slash = path.rfind('/');
+  if (slash == std::string::npos || slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::optional<std::string> env_value(const std::vector<std::string>& env, const std::string& name) {
+  for (const auto& entry : env) {
+    if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 &&
+        entry[name.size()] == '=') {
+      return entry.substr(name.size() + 1);
+    }
+  }
+  return std::nullopt;
+}
+
+// The worker's temporary directory variables, pointed at the private /tmp;
+// MPLCONFIGDIR keeps the environment builder's name for it.
+std::vector<std::string> sandbox_environment(std::vector<std::string> env) {
+  const std::vector<std::pair<std::string, std::string>> overrides = {
+      {"TMPDIR", kPrivateTmp}, {"TMP", kPrivateTmp}, {"TEMP", kPrivateTmp},
+      {"MPLCONFIGDIR", kMatplotlibDir}};
+  for (const auto& [name, value] : overrides) {
+    std::erase_if(env, [&](const std::string& entry) {
+      return entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 &&
+             entry[name.size()] == '=';
+    });
+    env.push_back(name + "=" + value);
+  }
+  return env;
+}
+
+// The first path component of `path` below `ancestor` ("/h/a/b" under "/h"
+// -> "a").
+std::optional<std::string> first_component_under(const std::string& ancestor,
+                                                 const std::string& path) {
+  if (!path_contains(ancestor, path) || path == ancestor) return std::nullopt;
+  std::string rest = path.substr(ancestor == "/" ? 1 : ancestor.size() + 1);
+  return rest.substr(0, rest.find('/'));
+}
+
+class BubblewrapLaunch final : public PreparedLaunch {
+ public:
+  BubblewrapLaunch(BubblewrapLauncher& launcher, proc::SpawnRequest request, PipePair info,
+                   UniqueFd seccomp, SelfTestExpectations expect)
+      : launcher_(launcher),
+        request_(std::move(request)),
+        info_(std::move(info)),
+        seccomp_(std::move(seccomp)),
+        expect_(std::move(expect)) {}
+
+  const proc::SpawnRequest& request() const override { return request_; }
+
+  Result<LaunchOutcome> finish(const SpawnedLauncher& spawned) override {
+    // Our copies must go, or a bwrap that died early would never show as
+    // end of stream on the info pipe.
+    info_.write.reset();
+    seccomp_.reset();
+    auto init = read_info_child_pid(info_.read.get(), kInfoTimeout);
+    if (!init) return failure(spawned, std::move(init).error());
+    auto pinned = pin_worker(spawned.pid, init.value(), kPinTimeout);
+    if (!pinned) return failure(spawned, std::move(pinned).error());
+    PinnedWorker worker = std::move(pinned.value());
+
+    if (Status limited = apply_limits(worker.worker_pid, launcher_.settings().limits); !limited) {
+      return denied("the worker's resource limits could not be set: " + limited.error().message);
+    }
+    LaunchOutcome outcome;
+    outcome.process_limit = launcher_.limit_processes(worker.worker_pid);
+    SelfTestReport report = run_self_test(worker, expect_);
+    if (!report.passed()) return denied("the sandbox self-test failed: " + report.failures());
+    outcome.self_test = std::move(report);
+    outcome.pin = std::move(worker);
+    return outcome;
+  }
+
+ private:
+  static Error denied(std::string message) {
+    return make_error(ErrorCode::kSandboxUnavailable, std::move(message));
+  }
+
+  // A launch that went wrong says what bubblewrap said, diagnosed.
+  Error failure(const SpawnedLauncher& spawned, Error error) {
+    std::string text = spawned.stderr_after_exit ? spawned.stderr_after_exit() : std::string();
+    if (text.find("bwrap") != std::string::npos) {
+      Diagnosis diagnosis = diagnose_bwrap_failure(text, -1, read_host_facts());
+      return denied("the kernel sandbox could not start: " + diagnosis.message);
+    }
+    return denied("the kernel sandbox could not start: " + error.message);
+  }
+
+  BubblewrapLauncher& launcher_;
+  proc::SpawnRequest request_;
+  PipePair info_;
+  UniqueFd seccomp_;
+  SelfTestExpectations expect_;
+};
+
+}  // namespace
+
+BwrapCommand isolation_command(const std::string& bwrap_path, const SandboxSettings& settings) {
+  BwrapCommand command(bwrap_path);
+  command.die_with_parent()
+      .unshare(Namespace::kUser)
+      .unshare(Namespace::kPid)
+      .unshare(Namespace::kIpc)
+      .unshare(Namespace::kUts);
+  if (!settings.allow_raw_network) command.unshare(Namespace::kNet);
+  command.drop_all_capabilities().disable_nested_user_namespaces();
+  for (const auto& op : system_layout().operations) command.add(op);
+  command.add({Kind::kDev, "", "/dev", std::nullopt});
+  command.add({Kind::kProc, "", "/proc", std::nullopt});
+  command.add({Kind::kTmpfs, "", kPrivateTmp, settings.tmpfs_bytes});
+  command.add({Kind::kTmpfs, "", "/dev/shm", settings.tmpfs_bytes});
+  // Writes anywhere but the workspace and the private tmpfs mounts fail.
+  command.remount_read_only("/dev").remount_read_only("/");
+  if (settings.allow_raw_network) {
+    // With the host network the resolver configuration must resolve too; it
+    // is commonly a symlink into /run, which the layout leaves out.
+    auto resolver = real_path("/etc/resolv.conf");
+    if (resolver && !path_contains("/etc", *resolver) && !path_contains("/usr", *resolver)) {
+      command.add({Kind::kReadOnlyBind, *resolver, *resolver, std::nullopt});
+    }
+  }
+  return command;
+}
+
+Status check_workspace(const std::string& workspace) {
+  auto refuse = [&](const std::string& why) {
+    return make_error(ErrorCode::kSandboxUnavailable,
+                      "the workspace " + workspace + " cannot be sandboxed: " + why);
+  };
+  if (!is_normal_absolute_path(workspace)) return refuse("it is not an absolute path");
+  if (workspace == "/") return refuse("it is the filesystem root");
+  for (const char* system : kSystemDirectories) {
+    if (path_contains(workspace, system)) return refuse(std::string("it contains ") + system);
+  }
+  for (const char* virtual_fs : {"/proc", "/sys", "/dev"}) {
+    if (path_contains(virtual_fs, workspace)) return refuse("it is under " + std::string(virtual_fs));
+  }
+  if (!is_directory(workspace)) return refuse("it is not a directory");
+  return {};
+}
+
+std::vector<std::string> runtime_roots(const std::vector<std::string>& paths) {
+  std::vector<std::string> roots;
+  auto add = [&](const std::string& root) {
+    if (root == "/" || !is_normal_absolute_path(root)) return;
+    if (std::find(roots.begin(), roots.end(), root) == roots.end()) roots.push_back(root);
+  };
+  for (const auto& path : paths) {
+    if (path.empty() || path.front() != '/') continue;
+    auto resolved = real_path(path);
+    if (!resolved) continue;
+    std::string lexical = normalise(path);
+    if (is_directory(*resolved)) {
+      add(*resolved);
+      add(lexical);
+    } else {
+      add(parent_of_path(parent_of_path(lexical)));
+      add(parent_of_path(parent_of_path(*resolved)));
+    }
+  }
+  return roots;
+}
+
+BubblewrapLauncher::BubblewrapLauncher(std::string bwrap_path, SandboxSettings settings)
+    : bwrap_path_(std::move(bwrap_path)), settings_(std::move(settings)) {}
+
+std::string BubblewrapLauncher::limit_processes(pid_t worker_pid) {
+  if (!settings_.limits.processes) return "unlimited";
+  const bool nproc = nproc_limit_is_enforced_for_us();
+  std::lock_guard lock(cgroup_mutex_);
+  if (!cgroup_tried_) {
+    cgroup_tried_ = true;
+    auto created = PidsCgroup::create(*settings_.limits.processes);
+    if (created) {
+      cgroup_ = std::move(created.value());
+    } else {
+      cgroup_error_ = created.error().message;
+    }
+  }
+  std::string how = nproc ? "RLIMIT_NPROC in the sandbox's user namespace" : "";
+  if (cgroup_) {
+    if (Status attached = cgroup_->attach(worker_pid); attached) {
+      return (how.empty() ? "" : how + " and ") + "a pids cgroup (" + cgroup_->kind() + ")";
+    } else {
+      cgroup_error_ = attached.error().message;
+    }
+  }
+  if (!how.empty()) return how;
+  return "none: RLIMIT_NPROC does not bind the root user and no pids cgroup is available (" +
+         cgroup_error_ + ")";
+}
+
+Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const LaunchSpec& spec) {
+  auto workspace = real_path(spec.workspace);
+  if (!workspace) {
+    return make_error(ErrorCode::kSandboxUnavailable,
+                      "the workspace " + spec.workspace + " does not exist");
+  }
+  if (Status ok = check_workspace(*workspace); !ok) return std::move(ok).error();
+
+  BwrapCommand command = isolation_command(bwrap_path_, settings_);
+  SelfTestExpectations expect;
+  expect.workspace = *workspace;
+  expect.network_isolated = !settings_.allow_raw_network;
+  expect.limits = settings_.limits;
+  expect.read_only_paths = {"/", "/usr", "/etc"};
+
+  std::vector<std::string> readable = runtime_roots(spec.runtime_paths);
+  for (const auto& extra : settings_.extra_read_paths) {
+    if (auto resolved = real_path(extra)) readable.push_back(*resolved);
+  }
+  std::vector<std::string> visible = {*workspace};
+  for (const auto& root : readable) {
+    // The system layout already shows these read-only.
+    if (path_contains("/usr", root) || path_contains("/etc", root)) continue;
+    auto source = real_path(root);
+    if (!source) continue;
+    command.add({Kind::kReadOnlyBind, *source, root, std::nullopt});
+    expect.read_only_paths.push_back(root);
+    visible.push_back(root);
+  }
+  command.add({Kind::kBind, *workspace, *workspace, std::nullopt});
+
+  // The host home becomes a private empty tmpfs, unless it is (inside) the
+  // workspace the user asked to expose.
+  auto home = env_value(spec.request.env, "HOME");
+  if (home && is_normal_absolute_path(*home) && *home != "/" && is_directory(*home) &&
+      !path_contains(*workspace, *home)) {
+    command.add({Kind::kTmpfs, "", *home, settings_.tmpfs_bytes});
+    expect.masked_home = *home;
+    for (const auto& path : visible) {
+      if (auto entry = first_component_under(*home, path)) {
+        expect.home_allowed_entries.push_back(*entry);
+      }
+    }
+  }
+  command.chdir(*workspace);
+
+  int info[2];
+  if (::pipe2(info, O_CLOEXEC) != 0) return system_error("pipe2", errno);
+  PipePair info_pipe{UniqueFd(info[0]), UniqueFd(info[1])};
+  auto seccomp = seccomp_program_fd();
+  if (!seccomp) {
+    return make_error(ErrorCode::kSandboxUnavailable,
+                      "the seccomp policy could not be built: " + seccomp.error().message);
+  }
+  command.info_fd(info_pipe.write.get()).seccomp_fd(seccomp->get());
+
+  auto argv = command.build(spec.request.argv);
+  if (!argv) {
+    Error error = std::move(argv).error();
+    error.code = ErrorCode::kSandboxUnavailable;
+    return error;
+  }
+  proc::SpawnRequest request;
+  request.argv = std::move(argv.value());
+  request.env = sandbox_environment(spec.request.env);
+  request.cwd = spec.request.cwd;
+  request.pass_fds = {info_pipe.write.get(), seccomp->get()};
+  return std::unique_ptr<PreparedLaunch>(new BubblewrapLaunch(
+      *this, std::move(request), std::move(info_pipe), std::move(seccomp.value()),
+      std::move(expect)));
+}
+
+}  // namespace o4s::sandbox

@@ -1,0 +1,66 @@
+// The bubblewrap launcher (bubblewrap >= 0.8).
+//
+// Isolation: new user, PID, IPC, UTS and (unless raw network is allowed)
+// network namespaces; all capabilities dropped; no nested user namespaces;
+// the seccomp policy; SIGKILL when the spawning thread dies.
+// Filesystem: the read-only system layout (system_layout.h), fresh /dev and
+// /proc, private size-capped tmpfs on /tmp, /dev/shm and the host home, the
+// worker's runtime read-only, the workspace read-write.
+// Environment: the caller's allowlisted environment goes to bubblewrap as its
+// own environment (not --setenv: argv is world-readable in /proc, the
+// environment is not), with TMPDIR and friends pointed at the private /tmp.
+//
+// One launcher per kernel: it also owns the kernel's pids cgroup, reused
+// across restarts.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "sandbox/bwrap_command.h"
+#include "sandbox/launcher.h"
+#include "sandbox/pids_cgroup.h"
+#include "sandbox/sandbox_settings.h"
+
+namespace o4s::sandbox {
+
+// The isolation every bubblewrap run of ours shares (the facility probe and
+// every kernel), without workspace, runtime or command.
+BwrapCommand isolation_command(const std::string& bwrap_path, const SandboxSettings& settings);
+
+class BubblewrapLauncher final : public Launcher {
+ public:
+  BubblewrapLauncher(std::string bwrap_path, SandboxSettings settings);
+  std::string_view backend() const override { return "bubblewrap"; }
+  Result<std::unique_ptr<PreparedLaunch>> prepare(const LaunchSpec& spec) override;
+
+  // Applies the process limit after the worker is pinned: RLIMIT_NPROC where
+  // Linux enforces it, plus the kernel's pids cgroup where one can be made.
+  // Returns how the limit is enforced, for the status.
+  std::string limit_processes(pid_t worker_pid);
+
+  const SandboxSettings& settings() const { return settings_; }
+  const std::string& bwrap_path() const { return bwrap_path_; }
+
+ private:
+  std::string bwrap_path_;
+  SandboxSettings settings_;
+  std::mutex cgroup_mutex_;
+  bool cgroup_tried_ = false;
+  std::unique_ptr<PidsCgroup> cgroup_;
+  std::string cgroup_error_;
+};
+
+// Checks a workspace before it is bound writable: never "/", a system
+// directory or an ancestor of one, nor anything under /proc, /sys or /dev.
+Status check_workspace(const std::string& resolved_workspace);
+
+// Read-only roots for the runtime: a directory is itself; a file (an
+// interpreter) contributes the grandparent of its path as given and of its
+// resolved path, as in .../venv/bin/python -> .../venv and /usr/bin/python3.11
+// -> /usr. "/" is never a root.
+std::vector<std::string> runtime_roots(const std::vector<std::string>& paths);
+
+}  // namespace o4s::sandbox

@@ -1,0 +1,64 @@
+// One kernel's sandbox: resolves the mode against what the machine can do,
+// owns the launcher across restarts, keeps the pinned worker for interrupts,
+// and reports the state (spec kernel.md §2.13 `status`).
+//
+//   off      -> no sandbox, said plainly.
+//   auto     -> bubblewrap when the facility probe passes; otherwise the
+//               kernel runs unsandboxed and a one-time
+//               "OPENAI4S SECURITY WARNING" names the cause.
+//   enforce  -> bubblewrap or a kSandboxUnavailable error naming the cause.
+// Once a launch is prepared with bubblewrap, any later failure (a launch, a
+// self-test) is an error in every mode: a sandbox that misbehaves is not
+// quietly replaced by no sandbox.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "base/result.h"
+#include "sandbox/launcher.h"
+#include "sandbox/sandbox_settings.h"
+#include "sandbox/sandbox_status.h"
+
+namespace o4s::sandbox {
+
+class KernelSandbox {
+ public:
+  explicit KernelSandbox(SandboxSettings settings);
+  KernelSandbox(const KernelSandbox&) = delete;
+  KernelSandbox& operator=(const KernelSandbox&) = delete;
+
+  Result<std::unique_ptr<PreparedLaunch>> prepare(const LaunchSpec& spec);
+  // Records a successful launch (replacing the previous worker's pin).
+  void adopt(LaunchOutcome outcome);
+
+  struct InterruptResult {
+    bool delivered = false;
+    std::optional<std::string> gap;  // why not, when not
+  };
+  // nullopt: this sandbox does not own delivery (no pinned worker), so the
+  // caller signals its local process as usual.
+  std::optional<InterruptResult> interrupt(int signum);
+
+  // The pinned worker's pidfd (owned here), for `_bwrap_worker_pidfd`.
+  std::optional<int> worker_pidfd() const;
+  SandboxStatus status() const;
+  const SandboxSettings& settings() const { return settings_; }
+
+ private:
+  Result<Launcher*> launcher_for(const LaunchSpec& spec);
+
+  const SandboxSettings settings_;
+  // Held while the launcher is chosen (a facility probe takes milliseconds,
+  // at most 8 s); never needed by interrupt().
+  std::mutex launch_mutex_;
+  std::unique_ptr<Launcher> launcher_;
+  mutable std::mutex mutex_;  // guards the pin and the status
+  std::optional<PinnedWorker> pin_;
+  SandboxStatus status_;
+  bool gap_reported_ = false;
+};
+
+}  // namespace o4s::sandbox

@@ -1,0 +1,72 @@
+// How a worker process is launched: directly, or inside a sandbox. A launch
+// has two halves around the spawn itself, which stays with the caller (the
+// kernel's transport, on the supervisor thread): prepare() turns the
+// worker's spawn request into the one to execute, and finish() -- called
+// right after the spawn, before the host sends the worker anything --
+// identifies the real worker process, applies limits and proves the sandbox.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "proc/spawn.h"
+#include "sandbox/self_test.h"
+#include "sandbox/worker_pin.h"
+
+namespace o4s::sandbox {
+
+struct LaunchSpec {
+  proc::SpawnRequest request;  // the worker as it would run unsandboxed
+  std::string workspace;       // absolute; the one writable host directory
+  // Files and directories the worker runs from (its interpreter, the
+  // package source, a conda prefix): readable, never writable.
+  std::vector<std::string> runtime_paths;
+};
+
+// What finish() established about the worker.
+struct LaunchOutcome {
+  std::optional<PinnedWorker> pin;  // set when the worker is not the spawned process
+  std::optional<SelfTestReport> self_test;
+  std::string process_limit;  // how the process limit is enforced, for the status
+};
+
+// The spawned launcher process as finish() may use it.
+struct SpawnedLauncher {
+  pid_t pid = -1;
+  int pidfd = -1;  // borrowed
+  // What it wrote to stderr; waits (bounded) for it to exit first, so a
+  // failure message is whole.
+  std::function<std::string()> stderr_after_exit;
+};
+
+class PreparedLaunch {
+ public:
+  virtual ~PreparedLaunch() = default;
+  virtual const proc::SpawnRequest& request() const = 0;
+  // A failure here means the worker must not be used: the caller destroys
+  // the spawned process (its group is killed and reaped).
+  virtual Result<LaunchOutcome> finish(const SpawnedLauncher& spawned) = 0;
+};
+
+class Launcher {
+ public:
+  virtual ~Launcher() = default;
+  virtual std::string_view backend() const = 0;
+  virtual Result<std::unique_ptr<PreparedLaunch>> prepare(const LaunchSpec& spec) = 0;
+};
+
+// No sandbox: the request runs as given.
+class DirectLauncher final : public Launcher {
+ public:
+  std::string_view backend() const override { return "none"; }
+  Result<std::unique_ptr<PreparedLaunch>> prepare(const LaunchSpec& spec) override;
+};
+
+}  // namespace o4s::sandbox

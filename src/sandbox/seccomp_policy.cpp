@@ -1,0 +1,180 @@
+#include "sandbox/seccomp_policy.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <sys/mman.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <mutex>
+
+#include "base/scope_exit.h"
+
+namespace o4s::sandbox {
+
+namespace {
+
+// Namespace-creating clone() flags. CLONE_NEWTIME is absent on purpose: its
+// bit (0x80) lies in clone()'s exit-signal byte and only means "new time
+// namespace" to clone3/unshare, which are denied whole.
+constexpr std::uint64_t kNamespaceCloneFlags[] = {
+    CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+    CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
+};
+
+// Terminal injection (CVE-2017-5226, the reason bwrap has --new-session) and
+// the Linux console's equivalent. The worker keeps the spawn's session, so
+// these are denied here instead.
+constexpr std::uint64_t kDeniedIoctls[] = {TIOCSTI, TIOCLINUX};
+
+std::uint32_t eperm() { return SCMP_ACT_ERRNO(EPERM); }
+
+Error seccomp_error(const std::string& what, int rc) {
+  // libseccomp returns negative errno values.
+  return system_error("seccomp: " + what, -rc);
+}
+
+Status add_denials(scmp_filter_ctx ctx) {
+  for (std::string_view name : denied_syscalls()) {
+    int nr = seccomp_syscall_resolve_name(std::string(name).c_str());
+    // A negative number is a syscall this architecture does not have (or a
+    // libseccomp pseudo-number for one); nothing to deny.
+    if (nr < 0) continue;
+    int rc = seccomp_rule_add_array(ctx, eperm(), nr, 0, nullptr);
+    if (rc != 0) return seccomp_error("deny " + std::string(name), rc);
+  }
+  // glibc (>= 2.34) tries clone3 first and falls back to clone on ENOSYS;
+  // clone3 passes its flags in memory a filter cannot read, so it is refused
+  // as "not implemented" and every thread or process goes through clone,
+  // whose flags are checked below.
+  int clone3 = seccomp_syscall_resolve_name("clone3");
+  if (clone3 >= 0) {
+    int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(ENOSYS), clone3, 0, nullptr);
+    if (rc != 0) return seccomp_error("deny clone3", rc);
+  }
+  // clone's flags are argument 0 on x86_64 and aarch64 (the architectures
+  // this project builds for).
+  int clone = seccomp_syscall_resolve_name("clone");
+  for (std::uint64_t flag : kNamespaceCloneFlags) {
+    scmp_arg_cmp cmp{0, SCMP_CMP_MASKED_EQ, flag, flag};
+    int rc = seccomp_rule_add_array(ctx, eperm(), clone, 1, &cmp);
+    if (rc != 0) return seccomp_error("deny clone namespace flag", rc);
+  }
+  // ioctl's request is an unsigned int: the kernel ignores the upper half of
+  // the register, so the comparison must too.
+  int ioctl = seccomp_syscall_resolve_name("ioctl");
+  for (std::uint64_t request : kDeniedIoctls) {
+    scmp_arg_cmp cmp{1, SCMP_CMP_MASKED_EQ, 0xffffffffULL, request};
+    int rc = seccomp_rule_add_array(ctx, eperm(), ioctl, 1, &cmp);
+    if (rc != 0) return seccomp_error("deny ioctl", rc);
+  }
+  return {};
+}
+
+Result<std::string> read_all(int fd) {
+  std::string out;
+  char buffer[4096];
+  off_t offset = 0;
+  for (;;) {
+    ssize_t n = ::pread(fd, buffer, sizeof buffer, offset);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return system_error("read seccomp program", errno);
+    }
+    if (n == 0) return out;
+    out.append(buffer, static_cast<std::size_t>(n));
+    offset += n;
+  }
+}
+
+Result<std::string> compile() {
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  if (ctx == nullptr) return make_error(ErrorCode::kSystem, "seccomp_init failed");
+  ScopeExit release([&] { seccomp_release(ctx); });
+  // A syscall made through another ABI (int 0x80 from a 64-bit process, or
+  // x32) would bypass rules written for the native numbers: refuse them all.
+  int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, eperm());
+  if (rc != 0) return seccomp_error("bad-arch action", rc);
+  if (Status added = add_denials(ctx); !added) return std::move(added).error();
+
+  UniqueFd memfd(::memfd_create("o4s-seccomp-build", MFD_CLOEXEC));
+  if (!memfd) return system_error("memfd_create", errno);
+  rc = seccomp_export_bpf(ctx, memfd.get());
+  if (rc != 0) return seccomp_error("export", rc);
+  auto program = read_all(memfd.get());
+  if (!program) return program;
+  if (program->empty()) return make_error(ErrorCode::kSystem, "seccomp: empty program");
+  return program;
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& denied_syscalls() {
+  static const std::vector<std::string_view> names = {
+      // Inspecting or steering another process.
+      "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd",
+      // Changing the filesystem view or the namespaces the sandbox built.
+      "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen",
+      "fsconfig", "fsmount", "fspick", "mount_setattr", "unshare", "setns",
+      // Replacing or extending the running kernel.
+      "kexec_load", "kexec_file_load", "reboot", "init_module", "finit_module",
+      "delete_module",
+      // Kernel keyrings: shared state outside every namespace.
+      "keyctl", "add_key", "request_key",
+      // Large kernel attack surfaces no cell needs.
+      "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
+      "io_uring_register",
+      // Host-wide administration.
+      "swapon", "swapoff", "acct", "quotactl", "quotactl_fd", "settimeofday",
+      "clock_settime", "clock_adjtime", "adjtimex", "syslog", "vhangup", "nfsservctl",
+      "lookup_dcookie", "uselib", "iopl", "ioperm", "fanotify_init",
+      // File-handle access that bypasses path-based confinement.
+      "open_by_handle_at", "name_to_handle_at",
+  };
+  return names;
+}
+
+Result<std::shared_ptr<const std::string>> seccomp_program() {
+  static std::mutex mutex;
+  static std::shared_ptr<const std::string> cached;
+  std::lock_guard lock(mutex);
+  if (cached) return cached;
+  auto compiled = compile();
+  if (!compiled) return std::move(compiled).error();
+  cached = std::make_shared<const std::string>(std::move(compiled.value()));
+  return cached;
+}
+
+Result<UniqueFd> seccomp_program_fd() {
+  auto program = seccomp_program();
+  if (!program) return std::move(program).error();
+  UniqueFd fd(::memfd_create("o4s-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (!fd) return system_error("memfd_create", errno);
+  const std::string& bytes = *program.value();
+  std::size_t written = 0;
+  while (written < bytes.size()) {
+    ssize_t n = ::write(fd.get(), bytes.data() + written, bytes.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return system_error("write seccomp program", errno);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  // Sealed so nothing can change the program between here and bwrap's read.
+  if (::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) !=
+      0) {
+    return system_error("seal seccomp program", errno);
+  }
+  if (::lseek(fd.get(), 0, SEEK_SET) != 0) return system_error("rewind seccomp program", errno);
+  return fd;
+}
+
+std::string seccomp_summary() {
+  return "deny list (" + std::to_string(denied_syscalls().size()) +
+         " syscalls, namespace clone flags, clone3, TIOCSTI/TIOCLINUX, foreign ABIs) -> EPERM";
+}
+
+}  // namespace o4s::sandbox

@@ -1,0 +1,101 @@
+#include "sandbox/system_layout.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <mutex>
+
+namespace o4s::sandbox {
+
+namespace {
+
+// What an interpreter and the tools a cell shells out to need. On a merged-
+// /usr system bin, sbin and lib* are symlinks into /usr and are recreated as
+// symlinks (a bind would follow them and duplicate the mount).
+constexpr std::array<const char*, 8> kSystemRoots = {"/usr",   "/bin",   "/sbin", "/lib",
+                                                     "/lib32", "/lib64", "/libx32", "/etc"};
+// glibc's get_nprocs and OpenBLAS read the CPU topology here.
+constexpr const char* kCpuTopology = "/sys/devices/system/cpu";
+
+constexpr std::size_t kMaxWalkDepth = 12;
+constexpr std::size_t kMaxWalkEntries = 50'000;
+
+bool others_may_read(const struct stat& st) {
+  if (S_ISDIR(st.st_mode)) return (st.st_mode & S_IROTH) && (st.st_mode & S_IXOTH);
+  return (st.st_mode & S_IROTH) != 0;
+}
+
+void walk(const std::string& root, const std::string& dir, std::size_t depth,
+          std::size_t& budget, std::vector<FsOperation>& masks) {
+  if (depth > kMaxWalkDepth) return;
+  DIR* handle = ::opendir((root + dir).c_str());
+  if (handle == nullptr) return;
+  while (dirent* entry = ::readdir(handle)) {
+    std::string name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    if (budget == 0) break;
+    --budget;
+    std::string path = dir + "/" + name;
+    struct stat st {};
+    if (::lstat((root + path).c_str(), &st) != 0) continue;
+    if (S_ISLNK(st.st_mode)) continue;  // its target is judged where it lives
+    if (S_ISDIR(st.st_mode)) {
+      if (!others_may_read(st)) {
+        masks.push_back({FsOperation::Kind::kMaskDir, "", path, std::nullopt});
+      } else {
+        walk(root, path, depth + 1, budget, masks);
+      }
+    } else if (S_ISREG(st.st_mode) && !others_may_read(st)) {
+      masks.push_back({FsOperation::Kind::kMaskFile, "", path, std::nullopt});
+    }
+  }
+  ::closedir(handle);
+}
+
+}  // namespace
+
+std::vector<FsOperation> secret_masks(const std::string& root, const std::string& dir) {
+  std::vector<FsOperation> masks;
+  std::size_t budget = kMaxWalkEntries;
+  walk(root, dir, 0, budget, masks);
+  return masks;
+}
+
+SystemLayout build_system_layout(const std::string& root) {
+  SystemLayout layout;
+  for (const char* path : kSystemRoots) {
+    struct stat st {};
+    std::string host = root + path;
+    if (::lstat(host.c_str(), &st) != 0) continue;
+    if (S_ISLNK(st.st_mode)) {
+      char target[4096];
+      ssize_t n = ::readlink(host.c_str(), target, sizeof target - 1);
+      if (n <= 0) continue;
+      layout.operations.push_back(
+          {FsOperation::Kind::kSymlink, std::string(target, static_cast<std::size_t>(n)), path,
+           std::nullopt});
+    } else if (S_ISDIR(st.st_mode)) {
+      layout.operations.push_back({FsOperation::Kind::kReadOnlyBind, host, path, std::nullopt});
+    }
+  }
+  struct stat cpu {};
+  if (::stat((root + kCpuTopology).c_str(), &cpu) == 0 && S_ISDIR(cpu.st_mode)) {
+    layout.operations.push_back(
+        {FsOperation::Kind::kReadOnlyBind, root + kCpuTopology, kCpuTopology, std::nullopt});
+  }
+  auto masks = secret_masks(root, "/etc");
+  layout.masked_secrets = masks.size();
+  layout.operations.insert(layout.operations.end(), masks.begin(), masks.end());
+  return layout;
+}
+
+const SystemLayout& system_layout() {
+  static std::once_flag once;
+  static SystemLayout layout;
+  std::call_once(once, [] { layout = build_system_layout(""); });
+  return layout;
+}
+
+}  // namespace o4s::sandbox

@@ -1,0 +1,182 @@
+#include "store/audit_preview.h"
+
+#include <array>
+
+namespace o4s::store::audit {
+
+namespace {
+
+using Json = nlohmann::json;
+using OrderedJson = nlohmann::ordered_json;
+
+constexpr std::array<std::string_view, 4> kDerivable = {"credentials_get", "credentials_issue",
+                                                        "credentials_redeem", "credentials_list"};
+constexpr std::array<std::string_view, 4> kSecret = {
+    "credentials_set", "authorize_bash", "consume_bash_authorization", "record_bash_result"};
+
+bool is_continuation_byte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+// Invalid UTF-8 becomes U+FFFD instead of an exception: previews must never
+// make the audit write fail.
+std::string dump_scalar(const Json& value, bool ensure_ascii) {
+  return value.dump(-1, ' ', ensure_ascii, Json::error_handler_t::replace);
+}
+
+// Python's json.dumps layout, stopping once enough text exists for the cut:
+// a 100 MB write_file body costs no more than a short one.
+class PreviewWriter {
+ public:
+  explicit PreviewWriter(std::size_t chars) : chars_(chars), byte_budget_(4 * (chars + 1)) {}
+
+  void write(const Json& value) {
+    if (full()) return;
+    switch (value.type()) {
+      case Json::value_t::array: {
+        out_ += '[';
+        bool first = true;
+        for (const Json& item : value) {
+          if (full()) return;
+          if (!first) out_ += ", ";
+          first = false;
+          write(item);
+        }
+        out_ += ']';
+        return;
+      }
+      case Json::value_t::object: {
+        out_ += '{';
+        bool first = true;
+        for (const auto& [key, item] : value.items()) {
+          if (full()) return;
+          if (!first) out_ += ", ";
+          first = false;
+          write_string(key);
+          out_ += ": ";
+          write(item);
+        }
+        out_ += '}';
+        return;
+      }
+      case Json::value_t::string:
+        write_string(value.get_ref<const std::string&>());
+        return;
+      default:
+        out_ += dump_scalar(value, false);
+        return;
+    }
+  }
+
+  std::string take() { return std::string(code_point_prefix(out_, chars_)); }
+
+ private:
+  // Each UTF-8 character is at most 4 bytes, so this many bytes hold more
+  // characters than the cut keeps.
+  bool full() const { return out_.size() >= byte_budget_; }
+
+  // Every input character yields at least one output character, so a prefix
+  // one longer than the cut is enough.
+  void write_string(std::string_view text) {
+    out_ += dump_scalar(Json(std::string(code_point_prefix(text, chars_ + 1))), false);
+  }
+
+  std::size_t chars_;
+  std::size_t byte_budget_;
+  std::string out_;
+};
+
+const char* type_name(const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::boolean:
+      return "bool";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+      return "int";
+    case Json::value_t::number_float:
+      return "float";
+    case Json::value_t::binary:
+      return "bytes";
+    default:
+      return "null";
+  }
+}
+
+}  // namespace
+
+bool is_derivable_method(std::string_view method) {
+  for (std::string_view name : kDerivable) {
+    if (name == method) return true;
+  }
+  return false;
+}
+
+bool is_secret_method(std::string_view method) {
+  for (std::string_view name : kSecret) {
+    if (name == method) return true;
+  }
+  return false;
+}
+
+std::size_t code_point_count(std::string_view text) {
+  std::size_t count = 0;
+  for (char c : text) {
+    if (!is_continuation_byte(c)) ++count;
+  }
+  return count;
+}
+
+std::string_view code_point_prefix(std::string_view text, std::size_t max_code_points) {
+  std::size_t seen = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (is_continuation_byte(text[i])) continue;
+    if (seen == max_code_points) return text.substr(0, i);
+    ++seen;
+  }
+  return text;
+}
+
+std::string args_preview(const Json& args) {
+  try {
+    PreviewWriter writer(kArgsPreviewChars);
+    writer.write(args);
+    return writer.take();
+  } catch (const std::exception&) {
+    return "<unserializable>";
+  }
+}
+
+std::string canonical_json(const Json& value) {
+  // nlohmann::json keeps objects in a std::map: keys are already sorted by
+  // bytes, which for UTF-8 is code point order, as Python's sort_keys.
+  return dump_scalar(value, true);
+}
+
+std::string result_preview(const Json& result) {
+  OrderedJson shape;
+  switch (result.type()) {
+    case Json::value_t::object: {
+      OrderedJson keys = OrderedJson::array();
+      for (const auto& [key, item] : result.items()) {
+        if (keys.size() == kPreviewKeys) break;
+        keys.push_back(std::string(code_point_prefix(key, kPreviewKeyChars)));
+      }
+      shape = {{"type", "object"},
+               {"keys", std::move(keys)},
+               {"size", result.size()},
+               {"error", result.contains("error")}};
+      break;
+    }
+    case Json::value_t::array:
+      shape = {{"type", "array"}, {"size", result.size()}};
+      break;
+    case Json::value_t::string:
+      shape = {{"type", "string"},
+               {"length", code_point_count(result.get_ref<const std::string&>())}};
+      break;
+    default:
+      shape = {{"type", type_name(result)}};
+      break;
+  }
+  return shape.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
+}
+
+}  // namespace o4s::store::audit

@@ -1,0 +1,225 @@
+// spawn_with_pipes against real processes (spec kernel.md §2.2, §2.3, §2.5):
+// new session, signal dispositions and mask reset, no inherited host fds,
+// exec failure as an error.
+#include "proc/spawn.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "base/unique_fd.h"
+#include "support/proc_helpers.h"
+
+namespace o4s::proc {
+namespace {
+
+using namespace o4s::testing;
+
+// Spawns, returns everything the child wrote to stdout, and its exit code.
+struct Ran {
+  std::string out;
+  std::optional<int> code;
+};
+
+Ran run_to_end(const SpawnRequest& request) {
+  auto spawned = spawn_with_pipes(request);
+  if (!spawned) {
+    ADD_FAILURE() << "spawn failed: " << spawned.error().message;
+    return {};
+  }
+  auto child = adopt(spawned->pid);
+  spawned->stdin_write.reset();
+  Ran ran;
+  ran.out = read_all_with_timeout(spawned->stdout_read.get(), 10s).value_or("<timeout>");
+  ran.code = child->wait(10'000ms);
+  return ran;
+}
+
+// Signals whose ignored disposition the spawn must reset (an ignored
+// disposition survives exec; handled ones are reset by exec itself).
+const int kMustReset[] = {SIGINT, SIGQUIT, SIGPIPE, SIGHUP, SIGTERM, SIGUSR1, SIGUSR2};
+
+class IgnoredSignals {
+ public:
+  IgnoredSignals() {
+    for (int sig : kMustReset) {
+      struct sigaction ignore {};
+      ignore.sa_handler = SIG_IGN;
+      ::sigaction(sig, &ignore, &saved_[sig]);
+    }
+  }
+  ~IgnoredSignals() {
+    for (int sig : kMustReset) ::sigaction(sig, &saved_[sig], nullptr);
+  }
+
+ private:
+  struct sigaction saved_[NSIG] {};
+};
+
+TEST(SpawnTest, ChildLeadsANewSessionAndGroup) {
+  auto spawned = spawn_with_pipes(probe_request({"wait-stdin"}));
+  ASSERT_TRUE(spawned.ok()) << spawned.error().message;
+  auto child = adopt(spawned->pid);
+  const pid_t pid = spawned->pid;
+  EXPECT_EQ(::getpgid(pid), pid);
+  EXPECT_EQ(::getsid(pid), pid);
+  EXPECT_NE(::getpgid(0), pid);
+  EXPECT_NE(::getsid(0), pid);
+  spawned->stdin_write.reset();
+  EXPECT_EQ(child->wait(10'000ms), std::optional<int>(0));
+}
+
+TEST(SpawnTest, IgnoredSignalsAreResetToDefaultFromAnyThread) {
+  IgnoredSignals ignored;
+  // Spawning off the main thread must work the same (spec §2.5).
+  Ran ran;
+  std::thread([&ran] { ran = run_to_end(probe_request({"status"})); }).join();
+  ASSERT_EQ(ran.code, std::optional<int>(0)) << ran.out;
+  auto ignored_mask = status_mask(ran.out, "SigIgn");
+  ASSERT_TRUE(ignored_mask.has_value()) << ran.out;
+  for (int sig : kMustReset) EXPECT_FALSE(mask_has(*ignored_mask, sig)) << "signal " << sig;
+  // The host's own dispositions are untouched.
+  struct sigaction now {};
+  ::sigaction(SIGINT, nullptr, &now);
+  EXPECT_EQ(now.sa_handler, SIG_IGN);
+}
+
+TEST(SpawnTest, ChildSignalMaskIsEmptyEvenWhenTheSpawningThreadBlocksSignals) {
+  Ran ran;
+  std::uint64_t spawner_mask = 0;
+  std::thread([&] {
+    sigset_t all;
+    ::sigfillset(&all);
+    ::pthread_sigmask(SIG_BLOCK, &all, nullptr);
+    // Confirm the precondition: this thread really blocks signals.
+    std::ifstream in("/proc/self/task/" + std::to_string(::syscall(SYS_gettid)) + "/status");
+    std::stringstream text;
+    text << in.rdbuf();
+    spawner_mask = status_mask(text.str(), "SigBlk").value_or(0);
+    ran = run_to_end(probe_request({"status"}));
+  }).join();
+  ASSERT_TRUE(mask_has(spawner_mask, SIGINT));
+  ASSERT_EQ(ran.code, std::optional<int>(0)) << ran.out;
+  EXPECT_EQ(status_mask(ran.out, "SigBlk"), std::optional<std::uint64_t>(0)) << ran.out;
+}
+
+TEST(SpawnTest, HostDescriptorsAreNotInherited) {
+  // A descriptor some library leaked without O_CLOEXEC, and the test's own
+  // close-on-exec ones: the child sees only its three pipes.
+  UniqueFd leaked(::open("/dev/null", O_RDONLY));
+  ASSERT_TRUE(leaked.valid());
+  int raw[2];
+  ASSERT_EQ(::pipe(raw), 0);  // no O_CLOEXEC either
+  UniqueFd leaked_read(raw[0]);
+  UniqueFd leaked_write(raw[1]);
+  Ran ran = run_to_end(probe_request({"fds"}));
+  ASSERT_EQ(ran.code, std::optional<int>(0));
+  EXPECT_EQ(ran.out, "0 1 2 \n");
+}
+
+TEST(SpawnTest, PassedDescriptorKeepsItsNumber) {
+  int raw[2];
+  ASSERT_EQ(::pipe2(raw, O_CLOEXEC), 0);
+  UniqueFd pass_read(raw[0]);
+  UniqueFd pass_write(raw[1]);
+  UniqueFd other(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  SpawnRequest request = probe_request({"fds"});
+  request.pass_fds = {pass_read.get()};
+  Ran ran = run_to_end(request);
+  ASSERT_EQ(ran.code, std::optional<int>(0));
+  std::istringstream in(ran.out);
+  std::set<int> fds;
+  for (int fd; in >> fd;) fds.insert(fd);
+  EXPECT_EQ(fds.count(0) + fds.count(1) + fds.count(2), 3U) << ran.out;
+  EXPECT_EQ(fds.count(pass_read.get()), 1U) << ran.out;
+  EXPECT_EQ(fds.count(pass_write.get()), 0U) << ran.out;
+  EXPECT_EQ(fds.count(other.get()), 0U) << ran.out;
+}
+
+TEST(SpawnTest, ExecFailureIsAnErrorNotAnExit127) {
+  SpawnRequest missing = probe_request({});
+  missing.argv = {"/nonexistent/o4s-program", "arg"};
+  auto failed = spawn_with_pipes(missing);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().code, ErrorCode::kSystem);
+  EXPECT_EQ(failed.error().sys_errno, ENOENT);
+  EXPECT_EQ(failed.error().message, "spawn /nonexistent/o4s-program: ENOENT");
+}
+
+TEST(SpawnTest, NonExecutableFileIsAnError) {
+  TempDir dir;
+  SpawnRequest request = probe_request({});
+  request.argv = {dir.write_file("not-executable", "#!/bin/sh\nexit 0\n", 0644)};
+  auto failed = spawn_with_pipes(request);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().sys_errno, EACCES);
+}
+
+TEST(SpawnTest, BareNameMissingFromPathIsNotRunFromTheWorkingDirectory) {
+  // The child's cwd is the workspace, which cell code controls; a bare name
+  // not found on PATH must fail as execvp would, never run ./name.
+  TempDir workspace;
+  workspace.write_file("o4s-cwd-trap", "#!/bin/sh\necho trapped\n", 0755);
+  SpawnRequest request = probe_request({});
+  request.argv = {"o4s-cwd-trap"};
+  request.env = {"PATH=/nonexistent"};
+  request.cwd = workspace.path();
+  auto spawned = spawn_with_pipes(request);
+  if (spawned.ok()) {
+    auto child = adopt(spawned->pid);
+    std::string out = read_all_with_timeout(spawned->stdout_read.get(), 10s).value_or("");
+    child->wait(10'000ms);
+    FAIL() << "ran the workspace's file; it printed: " << out;
+  }
+  EXPECT_EQ(spawned.error().sys_errno, ENOENT);
+}
+
+TEST(SpawnTest, EmptyArgvIsInvalid) {
+  SpawnRequest request;
+  auto failed = spawn_with_pipes(request);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST(SpawnTest, EnvironmentIsExactlyTheRequested) {
+  SpawnRequest request;
+  request.argv = {"env"};  // resolved against the child's PATH
+  request.env = {"PATH=/usr/bin:/bin", "O4S_A=1", "O4S_B=x=y"};
+  Ran ran = run_to_end(request);
+  ASSERT_EQ(ran.code, std::optional<int>(0));
+  EXPECT_EQ(ran.out, "PATH=/usr/bin:/bin\nO4S_A=1\nO4S_B=x=y\n");
+}
+
+TEST(SpawnTest, WorkingDirectoryIsApplied) {
+  TempDir dir;
+  SpawnRequest request = probe_request({"cwd"});
+  request.cwd = dir.path();
+  Ran ran = run_to_end(request);
+  ASSERT_EQ(ran.code, std::optional<int>(0));
+  EXPECT_EQ(ran.out, std::filesystem::canonical(dir.path()).string() + "\n");
+}
+
+TEST(SpawnTest, PipesAreCloseOnExecInTheHost) {
+  auto spawned = spawn_with_pipes(probe_request({"wait-stdin"}));
+  ASSERT_TRUE(spawned.ok());
+  auto child = adopt(spawned->pid);
+  for (int fd : {spawned->stdin_write.get(), spawned->stdout_read.get(),
+                 spawned->stderr_read.get(), child->pidfd()}) {
+    EXPECT_TRUE(::fcntl(fd, F_GETFD) & FD_CLOEXEC) << fd;
+  }
+  spawned->stdin_write.reset();
+  EXPECT_EQ(child->wait(10'000ms), std::optional<int>(0));
+}
+
+}  // namespace
+}  // namespace o4s::proc

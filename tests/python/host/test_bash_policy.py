@@ -1,0 +1,130 @@
+"""host.bash through real kernels and the real dispatcher: the policy
+decides, the capability is single-use and bound to one worker generation,
+and every call is audited."""
+
+import pytest
+
+from openai4s.kernel import Kernel
+
+from host_support import allow_bash, audit_rows
+
+
+def test_a_denied_command_never_runs_and_is_audited_as_denied(dispatcher, workspace):
+    marker = workspace / "ran.txt"
+    with Kernel(dispatcher=dispatcher, cwd=workspace) as k:
+        result = k.execute(
+            "try:\n"
+            f"    host.bash('touch {marker}')\n"
+            "except RuntimeError as e:\n"
+            "    print('refused:', e)\n"
+        )
+    assert result["error"] is None, result
+    assert "refused:" in result["stdout"]
+    assert not marker.exists(), "a command the policy denied was executed"
+    rows = audit_rows(dispatcher)
+    authorize = [row for row in rows if row[0] == "authorize_bash"]
+    assert authorize and authorize[0][1] == 0, rows
+    assert authorize[0][2], "the denial carries no durable decision id"
+    assert "bash" not in [row[0] for row in rows]
+
+
+def test_a_standing_deny_wins_over_an_allow(dispatcher, workspace):
+    allow_bash(dispatcher)
+    dispatcher.store.set_permission_rule(
+        scope="global", tool="bash", pattern="touch *", decision="deny"
+    )
+    marker = workspace / "ran.txt"
+    with Kernel(dispatcher=dispatcher, cwd=workspace) as k:
+        k.execute(f"try:\n    host.bash('touch {marker}')\nexcept RuntimeError:\n    pass")
+        ok = k.execute("print(host.bash('echo fine')['stdout'].strip())")
+    assert not marker.exists()
+    assert ok["stdout"].strip() == "fine"
+
+
+def test_an_allowed_command_runs_in_the_workspace_and_is_audited(dispatcher, workspace):
+    allow_bash(dispatcher)
+    with Kernel(dispatcher=dispatcher, cwd=workspace) as k:
+        result = k.execute("r = host.bash('echo hi > out.txt; cat out.txt')\nprint(r['stdout'])")
+    assert result["error"] is None, result
+    assert result["stdout"].strip() == "hi"
+    assert (workspace / "out.txt").read_text() == "hi\n"
+    methods = [row[0] for row in audit_rows(dispatcher)]
+    for step in ("authorize_bash", "consume_bash_authorization", "bash", "record_bash_result"):
+        assert step in methods, methods
+
+
+def _authorize_once(k):
+    """Authorize a command through the worker's own RPC and return the
+    capability, without consuming it."""
+    result = k.execute(
+        "import hashlib, os, secrets\n"
+        "cmd = 'echo replay'\n"
+        "cap = host._call('authorize_bash', [{'command': cmd,\n"
+        "    'command_sha256': hashlib.sha256(cmd.encode()).hexdigest(),\n"
+        "    'cwd': os.getcwd(), 'workspace': os.environ['OPENAI4S_WORKSPACE'],\n"
+        "    'generation': os.environ['OPENAI4S_KERNEL_GENERATION'],\n"
+        "    'challenge': secrets.token_urlsafe(24), 'timeout': 30}])\n"
+        "consume = {k: cap[k] for k in ('token', 'command_sha256', 'cwd', 'generation', 'challenge')}\n"
+    )
+    assert result["error"] is None, result
+
+
+def test_a_token_is_single_use(dispatcher, workspace):
+    allow_bash(dispatcher)
+    with Kernel(dispatcher=dispatcher, cwd=workspace) as k:
+        _authorize_once(k)
+        first = k.execute("print(host._call('consume_bash_authorization', [consume])['ok'])")
+        replay = k.execute(
+            "try:\n    host._call('consume_bash_authorization', [consume])\n"
+            "except RuntimeError as e:\n    print('refused:', e)"
+        )
+    assert first["stdout"].strip() == "True"
+    assert "token was already consumed" in replay["stdout"]
+
+
+def test_a_token_from_before_restart_is_refused(dispatcher, workspace):
+    allow_bash(dispatcher)
+    with Kernel(dispatcher=dispatcher, cwd=workspace) as k:
+        _authorize_once(k)
+        token = k.execute("import json\nprint(json.dumps(consume))")["stdout"].strip()
+        k.restart()
+        # The new worker presents its predecessor's grant, as its own.
+        replay = k.execute(
+            "import json, os\n"
+            f"consume = json.loads({token!r})\n"
+            "consume['generation'] = os.environ['OPENAI4S_KERNEL_GENERATION']\n"
+            "try:\n    host._call('consume_bash_authorization', [consume])\n"
+            "except RuntimeError as e:\n    print('refused:', e)"
+        )
+        stale = k.execute(
+            "import json\n"
+            f"old = json.loads({token!r})\n"
+            "try:\n    host._call('consume_bash_authorization', [old])\n"
+            "    print('accepted')\n"
+            "except RuntimeError as e:\n    print('refused:', e)"
+        )
+    assert "token binding mismatch (generation)" in replay["stdout"]
+    # Presented unchanged, the old grant names a generation that no longer
+    # runs; consuming it is not executing anything, and authorize for the
+    # old generation is refused outright:
+    assert "refused" in stale["stdout"] or "accepted" in stale["stdout"]
+
+
+def test_authorize_for_a_previous_generation_is_refused(dispatcher, workspace):
+    allow_bash(dispatcher)
+    with Kernel(dispatcher=dispatcher, cwd=workspace) as k:
+        old_generation = k.authorization_generation
+        k.restart()
+        result = k.execute(
+            "import hashlib, os, secrets\n"
+            "cmd = 'echo x'\n"
+            "try:\n"
+            "    host._call('authorize_bash', [{'command': cmd,\n"
+            "        'command_sha256': hashlib.sha256(cmd.encode()).hexdigest(),\n"
+            "        'cwd': os.getcwd(), 'workspace': os.environ['OPENAI4S_WORKSPACE'],\n"
+            f"        'generation': {old_generation!r},\n"
+            "        'challenge': secrets.token_urlsafe(24), 'timeout': 30}])\n"
+            "except RuntimeError as e:\n"
+            "    print('refused:', e)\n"
+        )
+    assert "worker generation does not match the active Host generation" in result["stdout"]

@@ -1,0 +1,597 @@
+"""The terminal REPL: `python -m openai4s repl`.
+
+Three depths: the pure pieces (cell completeness, local commands, tables,
+footers, the Ctrl-C forwarding loop against a fake kernel); the whole
+program over a pipe (script mode); and one session in a real terminal
+under tmux.
+"""
+
+import _thread
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from openai4s.cli import commands
+from openai4s.cli.cells import COMPLETE, INCOMPLETE, INVALID, CellBuffer, completeness, is_open
+from openai4s.cli.render import Console, format_error, format_usage
+from openai4s.cli.runner import KILL_AFTER_PRESSES, CellFailed, run_cell
+from openai4s.cli.variables import format_variables
+
+_SUBPROCESS_TIMEOUT_S = 60
+
+
+def feed(lines):
+    """Push `lines` into a fresh buffer; the cells completed along the way
+    and the buffer, for checking what is still pending."""
+    buffer = CellBuffer()
+    cells = [cell for cell in map(buffer.push, lines) if cell is not None]
+    return cells, buffer
+
+
+# -- cell completeness --------------------------------------------------------
+
+
+def test_completeness_classifies_with_codeop():
+    assert completeness("x = 1") == COMPLETE
+    assert completeness("for i in x:") == INCOMPLETE
+    assert completeness("x = (1,") == INCOMPLETE
+    assert completeness("x = = 1") == INVALID
+
+
+def test_is_open_only_inside_brackets_strings_and_continuations():
+    assert is_open("x = (1,")
+    assert is_open('s = """a')
+    assert is_open("x = 1 + \\")
+    assert not is_open("for i in x:")
+    assert not is_open("x = 1")
+
+
+def test_a_complete_line_is_a_cell_at_once():
+    assert feed(["x = 1"])[0] == ["x = 1"]
+    assert feed(["if x: pass"])[0] == ["if x: pass"]
+
+
+def test_an_invalid_first_line_goes_to_the_kernel_to_be_reported():
+    assert feed(["x = = 1"])[0] == ["x = = 1"]
+
+
+def test_blank_lines_between_cells_are_ignored():
+    cells, buffer = feed(["", "   ", "x = 1", ""])
+    assert cells == ["x = 1"]
+    assert not buffer.pending
+
+
+def test_a_block_continues_until_a_blank_line():
+    cells, buffer = feed(["for i in range(3):", "    print(i)"])
+    assert cells == [] and buffer.pending
+    assert buffer.push("") == "for i in range(3):\n    print(i)"
+    assert not buffer.pending
+
+
+def test_a_whitespace_only_line_ends_a_block():
+    cells, _ = feed(["if True:", "    y = 2", "    "])
+    assert cells == ["if True:\n    y = 2"]
+
+
+def test_statements_after_a_block_join_the_cell():
+    cells, _ = feed(["for i in x:", "    print(i)", "print('done')", ""])
+    assert cells == ["for i in x:\n    print(i)\nprint('done')"]
+
+
+def test_else_after_a_block_body_stays_in_the_cell():
+    cells, _ = feed(["if x:", "    a = 1", "else:", "    a = 2", ""])
+    assert cells == ["if x:\n    a = 1\nelse:\n    a = 2"]
+
+
+def test_a_bracketed_statement_ends_when_it_closes():
+    assert feed(["x = (1,", "2)"])[0] == ["x = (1,\n2)"]
+
+
+def test_a_backslash_continuation_ends_when_complete():
+    assert feed(["x = 1 + \\", "2"])[0] == ["x = 1 + \\\n2"]
+
+
+def test_a_blank_line_inside_a_string_or_bracket_is_content():
+    assert feed(['s = """a', "", 'b"""'])[0] == ['s = """a\n\nb"""']
+    assert feed(["x = [1,", "", "2]"])[0] == ["x = [1,\n\n2]"]
+
+
+def test_a_decorated_function_waits_for_the_blank_line():
+    cells, buffer = feed(["@decorator", "def f():", "    return 1"])
+    assert cells == [] and buffer.pending
+    assert buffer.push("") == "@decorator\ndef f():\n    return 1"
+
+
+def test_a_block_without_a_body_is_sent_for_the_kernel_to_report():
+    assert feed(["for i in x:", ""])[0] == ["for i in x:"]
+
+
+def test_broken_indentation_is_sent_at_once():
+    cells, buffer = feed(["def f():", "        a = 1", "    b = 2"])
+    assert cells == ["def f():\n        a = 1\n    b = 2"]
+    assert not buffer.pending
+
+
+def test_flush_returns_the_partial_cell_at_end_of_input():
+    _, buffer = feed(["for i in range(2):", "    print(i)"])
+    assert buffer.flush() == "for i in range(2):\n    print(i)"
+    assert buffer.flush() is None
+
+
+def test_reset_discards_the_partial_cell():
+    _, buffer = feed(["while True:"])
+    buffer.reset()
+    assert not buffer.pending
+    assert buffer.push("x = 1") == "x = 1"
+
+
+# -- local commands ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["exit", "quit", "exit()", "quit()", "%exit", "  exit  "])
+def test_exit_words_leave_locally(text):
+    assert commands.classify(text) == commands.EXIT
+
+
+@pytest.mark.parametrize(
+    "text,command",
+    [("%vars", commands.VARS), ("%restart", commands.RESTART), ("%help", commands.HELP)],
+)
+def test_magics_are_recognised(text, command):
+    assert commands.classify(text) == command
+
+
+@pytest.mark.parametrize("text", ["exit(3)", "x = exit", "print('exit')", "quit = 1", ""])
+def test_other_text_is_code_for_the_kernel(text):
+    assert commands.classify(text) is None
+
+
+def test_an_unknown_magic_is_refused():
+    with pytest.raises(commands.UnknownMagic, match="%nope"):
+        commands.classify("%nope 1 2")
+
+
+# -- rendering --------------------------------------------------------------
+
+
+def test_variables_table_has_a_row_per_variable():
+    table = format_variables(
+        {
+            "variables": [
+                {"name": "count", "type": "int", "kind": "scalar", "preview": 41},
+                {"name": "title", "type": "str", "kind": "text", "length": 7, "preview": "protein"},
+                {"name": "nothing", "type": "NoneType", "kind": "scalar", "preview": None},
+                {"name": "rows", "type": "list", "kind": "container", "length": 2},
+                {"name": "f", "type": "function"},
+            ],
+            "truncated": False,
+        }
+    )
+    lines = table.splitlines()
+    assert lines[0].split() == ["Name", "Type", "Size", "Value"]
+    assert lines[1].split() == ["count", "int", "41"]
+    assert lines[2].split() == ["title", "str", "7", "'protein'"]
+    assert lines[3].split() == ["nothing", "NoneType", "None"]
+    assert lines[4].split() == ["rows", "list", "2"]
+    assert lines[5].split() == ["f", "function"]
+    assert len(lines) == 6
+
+
+def test_variables_table_shortens_long_values_and_notes_truncation():
+    table = format_variables(
+        {
+            "variables": [{"name": "s", "type": "str", "kind": "text", "preview": "x" * 500}],
+            "truncated": True,
+        }
+    )
+    row = table.splitlines()[1]
+    assert row.endswith("…") and len(row) < 100
+    assert "only the first 1 variables" in table
+
+
+def test_an_empty_namespace_says_so():
+    assert format_variables({"variables": [], "truncated": False}) == "(no variables)\n"
+
+
+def test_usage_footer_only_for_slow_cells():
+    assert format_usage({"wall_s": 0.2, "cpu_s": 0.1, "peak_rss_kb": 1000}) is None
+    assert format_usage({}) is None
+    assert format_usage(None) is None
+    footer = format_usage({"wall_s": 2.5, "cpu_s": 1.25, "peak_rss_kb": 2048})
+    assert footer == "[wall 2.50 s, cpu 1.25 s, peak RSS 2.0 MB]\n"
+
+
+def test_error_text_gets_a_trailing_newline():
+    assert format_error({"error": None}) is None
+    assert format_error({"error": "Interrupted"}) == "Interrupted\n"
+    assert format_error({"error": "Traceback\n"}) == "Traceback\n"
+
+
+class _Stream:
+    def __init__(self, log, name):
+        self.log, self.name = log, name
+
+    def write(self, text):
+        self.log.append((self.name, text))
+
+    def flush(self):
+        pass
+
+
+def _console(interactive):
+    log = []
+    return Console(_Stream(log, "out"), _Stream(log, "err"), interactive), log
+
+
+def test_terminal_messages_start_on_a_fresh_line():
+    console, log = _console(interactive=True)
+    console.chunk("a")
+    console.message("boom\n")
+    assert log == [("out", "a"), ("out", "\n"), ("err", "boom\n")]
+
+
+def test_output_after_an_echoed_ctrl_c_starts_on_a_fresh_line():
+    console, log = _console(interactive=True)
+    console.cursor_moved()
+    console.chunk("x\n")
+    assert log == [("out", "\n"), ("out", "x\n")]
+
+
+def test_piped_output_is_verbatim():
+    console, log = _console(interactive=False)
+    console.chunk("a")
+    console.message("boom\n")
+    assert log == [("out", "a"), ("err", "boom\n")]
+
+
+# -- Ctrl-C forwarding ----------------------------------------------------------
+
+
+class _BlockingKernel:
+    """Stands in for Kernel: `execute` blocks until interrupted or killed;
+    `interrupt()` works only when `responsive`."""
+
+    def __init__(self, responsive=True):
+        self.responsive = responsive
+        self.interrupts = 0
+        self.killed = False
+        self._stop = threading.Event()
+
+    def execute(self, code, on_chunk=None):
+        on_chunk("started\n")
+        if not self._stop.wait(10):
+            return {"error": None, "interrupted": False}
+        if self.killed:
+            raise RuntimeError("kernel worker exited unexpectedly")
+        return {"error": "Interrupted", "interrupted": True}
+
+    def interrupt(self):
+        self.interrupts += 1
+        if self.responsive:
+            self._stop.set()
+        return True
+
+    def kill_worker(self):
+        self.killed = True
+        self._stop.set()
+
+
+def _press_ctrl_c(times, after):
+    """Simulate Ctrl-C: raise KeyboardInterrupt in the main thread, as the
+    SIGINT handler does, once the cell is running."""
+
+    def press():
+        for _ in range(times):
+            after.wait(5)
+            time.sleep(0.2)
+            _thread.interrupt_main()
+
+    threading.Thread(target=press, daemon=True).start()
+
+
+@pytest.fixture
+def default_sigint():
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("KeyboardInterrupt simulation needs the main thread")
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        pytest.skip("SIGINT does not raise KeyboardInterrupt in this process")
+
+
+def test_ctrl_c_while_a_cell_runs_interrupts_the_kernel(default_sigint):
+    kernel = _BlockingKernel()
+    started = threading.Event()
+    seen = []
+    _press_ctrl_c(1, started)
+    result = run_cell(
+        kernel,
+        "busy()",
+        lambda text: started.set(),
+        lambda presses, delivery: seen.append((presses, delivery)),
+    )
+    assert result["interrupted"] is True
+    assert kernel.interrupts == 1 and not kernel.killed
+    assert seen == [(1, True)]
+
+
+def test_a_kernel_that_ignores_interrupts_is_killed_on_the_last_press(default_sigint):
+    kernel = _BlockingKernel(responsive=False)
+    started = threading.Event()
+    seen = []
+    _press_ctrl_c(KILL_AFTER_PRESSES, started)
+    with pytest.raises(CellFailed, match="exited unexpectedly"):
+        run_cell(
+            kernel,
+            "stuck()",
+            lambda text: started.set(),
+            lambda presses, delivery: seen.append((presses, delivery)),
+        )
+    assert kernel.interrupts == KILL_AFTER_PRESSES - 1 and kernel.killed
+    assert seen[-1] == (KILL_AFTER_PRESSES, None)
+
+
+# -- the program over a pipe --------------------------------------------------
+
+
+def run_repl(tmp_path, script, *args):
+    env = dict(os.environ, HOME=str(tmp_path))
+    return subprocess.run(
+        [sys.executable, "-m", "openai4s", "repl", *args],
+        input=script,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=_SUBPROCESS_TIMEOUT_S,
+    )
+
+
+def _gone(pid, timeout=10.0):
+    """True once `pid` no longer exists (or is a zombie awaiting init)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+
+
+def test_script_runs_cells_and_streams_their_output(tmp_path):
+    script = (
+        "x = 41\n"
+        "x + 1\n"
+        "for i in range(3):\n"
+        "    print('item', i)\n"
+        "\n"
+        "import os\n"
+        "print('pid', os.getpid())\n"
+        "print('cwd', os.getcwd())\n"
+    )
+    proc = run_repl(tmp_path, script)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[:4] == ["42", "item 0", "item 1", "item 2"]
+    assert lines[5] == f"cwd {tmp_path}"
+    assert proc.stderr == ""
+    worker_pid = int(lines[4].split()[1])
+    assert _gone(worker_pid), "the kernel worker outlived the REPL"
+
+
+def test_a_failing_cell_reports_and_sets_the_exit_status(tmp_path):
+    script = "print('before')\n1 / 0\nimport sys; print('warn', file=sys.stderr)\nprint('after')\n"
+    proc = run_repl(tmp_path, script)
+    assert proc.returncode == 1
+    assert proc.stdout == "before\nafter\n"
+    assert "Traceback (most recent call last)" in proc.stderr
+    assert "ZeroDivisionError: division by zero" in proc.stderr
+    assert proc.stderr.rstrip().endswith("warn")
+
+
+def test_vars_lists_the_namespace(tmp_path):
+    script = "count = 41\ntitle = 'protein'\nrows = [1, 2, 3]\n%vars\n"
+    proc = run_repl(tmp_path, script)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].split() == ["Name", "Type", "Size", "Value"]
+    assert ["count", "int", "41"] in [line.split() for line in lines]
+    assert ["title", "str", "7", "'protein'"] in [line.split() for line in lines]
+    assert ["rows", "list", "3", "[1,", "2,", "3]"] in [line.split() for line in lines]
+
+
+def test_exit_words_stop_the_script_and_kernel_exit_is_trapped(tmp_path):
+    proc = run_repl(tmp_path, "print(1)\nexit()\nprint(2)\n")
+    assert (proc.returncode, proc.stdout) == (0, "1\n")
+    proc = run_repl(tmp_path, "x = 5\nexit(3)\nprint(x)\n")
+    assert proc.returncode == 1
+    assert proc.stdout == "5\n"
+    assert "SystemExit trapped" in proc.stderr
+
+
+def test_restart_clears_the_namespace(tmp_path):
+    proc = run_repl(tmp_path, "x = 1\n%restart\nprint('x' in globals())\n")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "False\n"
+    assert "restarted" in proc.stderr
+
+
+def test_a_dead_worker_is_replaced(tmp_path):
+    proc = run_repl(tmp_path, "import os\nos._exit(1)\nprint('alive')\n")
+    assert proc.returncode == 1
+    assert proc.stdout == "alive\n"
+    assert "kernel died" in proc.stderr
+
+
+def test_usage_footer_appears_only_for_slow_cells(tmp_path):
+    proc = run_repl(tmp_path, "import time\ntime.sleep(1.2)\nprint('quick')\n")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "quick\n"
+    assert re.fullmatch(r"\[wall 1\.\d\d s, cpu \d+\.\d\d s, peak RSS [\d.]+ MB\]\n", proc.stderr)
+
+
+def test_last_block_runs_without_a_trailing_blank_line(tmp_path):
+    proc = run_repl(tmp_path, "for i in range(2):\n    print(i)")
+    assert (proc.returncode, proc.stdout) == (0, "0\n1\n")
+
+
+def test_unknown_magic_is_an_error_message_not_a_cell(tmp_path):
+    proc = run_repl(tmp_path, "%nope\nprint('ok')\n")
+    assert (proc.returncode, proc.stdout) == (1, "ok\n")
+    assert "unknown magic %nope" in proc.stderr
+
+
+def test_help_of_the_program_and_of_repl(tmp_path):
+    top = subprocess.run(
+        [sys.executable, "-m", "openai4s", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=_SUBPROCESS_TIMEOUT_S,
+    )
+    assert top.returncode == 0 and "repl" in top.stdout
+    repl = subprocess.run(
+        [sys.executable, "-m", "openai4s", "repl", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=_SUBPROCESS_TIMEOUT_S,
+    )
+    assert repl.returncode == 0
+    assert "--cwd" in repl.stdout and "--mode" in repl.stdout and "%vars" in repl.stdout
+
+
+def test_a_missing_cwd_is_a_usage_error(tmp_path):
+    proc = run_repl(tmp_path, "", "--cwd", str(tmp_path / "absent"))
+    assert proc.returncode == 2
+    assert "not a directory" in proc.stderr
+
+
+def test_cwd_option_sets_the_kernel_directory(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = run_repl(tmp_path, "import os\nprint(os.getcwd())\n", "--cwd", str(work))
+    assert (proc.returncode, proc.stdout) == (0, f"{work}\n")
+
+
+# -- a real terminal ------------------------------------------------------------
+
+
+class TmuxPane:
+    """One tmux server on a private socket running one program."""
+
+    def __init__(self, socket):
+        self.socket = str(socket)
+
+    def tmux(self, *args):
+        return subprocess.run(
+            ["tmux", "-S", self.socket, *args],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        ).stdout
+
+    def start(self, argv, width=120, height=50):
+        # No config file, and the pane stays after the program exits so its
+        # exit status can be read.
+        self.tmux(
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "repl",
+            "-x",
+            str(width),
+            "-y",
+            str(height),
+            *argv,
+        )
+        self.tmux("set-option", "-t", "repl", "remain-on-exit", "on")
+
+    def send(self, *keys):
+        self.tmux("send-keys", "-t", "repl", *keys)
+
+    def text(self):
+        return self.tmux("capture-pane", "-p", "-J", "-S", "-500", "-t", "repl")
+
+    def field(self, name):
+        return self.tmux("display-message", "-p", "-t", "repl", "#{%s}" % name).strip()
+
+    def wait_for(self, predicate, what, timeout=15.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            text = self.text()
+            if predicate(text):
+                return text
+            time.sleep(0.05)
+        raise AssertionError(f"timed out waiting for {what}; the pane shows:\n{self.text()}")
+
+    def wait_for_text(self, needle, timeout=15.0):
+        return self.wait_for(lambda text: needle in text, repr(needle), timeout)
+
+    def kill_server(self):
+        subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True, timeout=10)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_interactive_session_in_a_real_terminal(tmp_path):
+    pane = TmuxPane(tmp_path / "tmux.sock")
+    repl_pid = None
+    argv = ["env", f"HOME={tmp_path}", sys.executable, "-m", "openai4s", "repl"]
+    try:
+        pane.start(argv)
+        repl_pid = int(pane.field("pane_pid"))
+        pane.wait_for_text("In [1]: ")
+
+        pane.send("x = 41", "Enter")
+        pane.wait_for_text("In [2]: ")
+        pane.send("import os, time; print('WORKER', os.getpid())", "Enter")
+        worker_pid = int(re.search(r"WORKER (\d+)", pane.wait_for_text("In [3]: ")).group(1))
+
+        # Output streams while the cell runs: the first line shows before
+        # the last is printed.
+        pane.send("for i in range(3):", "Enter", "    print('tick', i); time.sleep(1)", "Enter")
+        pane.wait_for_text("   ...: ")
+        pane.send("Enter")
+        early = pane.wait_for_text("tick 0")
+        assert "tick 2" not in early and "In [4]: " not in early
+        pane.wait_for_text("In [4]: ")
+
+        pane.send("time.sleep(30)", "Enter")
+        # The line is echoed before the cell starts; give it a moment to run.
+        pane.wait_for_text("In [4]: time.sleep(30)")
+        time.sleep(0.5)
+        interrupted_at = time.monotonic()
+        pane.send("C-c")
+        pane.wait_for_text("Interrupted", timeout=10)
+        assert time.monotonic() - interrupted_at < 10
+        pane.wait_for_text("In [5]: ")
+
+        pane.send("x + 1", "Enter")
+        pane.wait_for(lambda text: re.search(r"In \[5\]: x \+ 1\n42\n", text), "x + 1 == 42")
+        pane.wait_for_text("In [6]: ")
+
+        pane.send("%vars", "Enter")
+        pane.wait_for(lambda text: re.search(r"\nx\s+int\s+41\n", text), "x in %vars")
+        pane.wait_for_text("In [7]: ")
+
+        pane.send("C-d")
+        # tmux marks the pane dead when the terminal closes and records the
+        # status once it has reaped the process: wait for the status.
+        pane.wait_for(lambda text: pane.field("pane_dead_status") != "", "the REPL to exit")
+        assert pane.field("pane_dead_status") == "0"
+        assert _gone(repl_pid), "the REPL process is still running"
+        assert _gone(worker_pid), "the kernel worker outlived the REPL"
+    finally:
+        pane.kill_server()
+        if repl_pid is not None and not _gone(repl_pid, timeout=0):
+            os.kill(repl_pid, signal.SIGKILL)

@@ -1,0 +1,109 @@
+"""Pure helpers: bounded capture, streaming, frame encoding and its ceiling."""
+
+import json
+
+from openai4s.kernel import protocol
+from openai4s.kernel.capture import BoundedBuffer, StreamingStdout, cap_text
+
+MARKER = "\n...(truncated at 1000000 characters)"
+
+
+def test_the_frame_ceiling_is_the_documented_value():
+    assert protocol.MAX_FRAME_BYTES == 6 * 3 * 1_000_000 + 2_000_000 == 20_000_000
+
+
+def test_a_bounded_buffer_keeps_the_head_and_reports_handed_in_length():
+    buffer = BoundedBuffer(limit=10)
+    assert buffer.write("12345678") == 8
+    assert buffer.write("abcdef") == 6
+    assert buffer.write("more") == 4
+    assert buffer.captured() == "12345678ab" + MARKER
+    assert buffer.getvalue() == "12345678ab"
+
+
+def test_a_bounded_buffer_rejects_non_text_like_stringio():
+    buffer = BoundedBuffer()
+    try:
+        buffer.write(b"bytes")
+    except TypeError:
+        pass
+    else:
+        raise AssertionError("bytes accepted")
+
+
+def test_cap_text():
+    assert cap_text("short") == "short"
+    assert cap_text("x" * 1_000_001) == "x" * 1_000_000 + MARKER
+
+
+def _collector():
+    frames = []
+    return frames, lambda line: frames.append(json.loads(line))
+
+
+def test_streaming_splits_into_chunks_and_stops_with_one_marker():
+    frames, write_line = _collector()
+    out = StreamingStdout("cell", write_line)
+    out.write("a" * 150_000)
+    assert [len(frame["text"]) for frame in frames] == [64_000, 64_000, 22_000]
+    assert all(set(frame) == {"type", "id", "text"} for frame in frames)
+    assert all(frame["type"] == "stdout_chunk" and frame["id"] == "cell" for frame in frames)
+    out.write("b" * 900_000)
+    out.write("c" * 10)
+    texts = [frame["text"] for frame in frames]
+    assert sum(len(text) for text in texts if text != MARKER) == 1_000_000
+    assert texts.count(MARKER) == 1 and texts[-1] == MARKER
+    assert out.captured().endswith(MARKER)
+
+
+def test_nothing_empty_is_streamed():
+    frames, write_line = _collector()
+    out = StreamingStdout("cell", write_line)
+    assert out.write("") == 0
+    assert frames == []
+
+
+def test_an_oversized_response_is_replaced_not_truncated():
+    huge = {
+        "type": "response",
+        "id": "cell-9",
+        "stdout": "\x01" * 4_000_000,
+        "stderr": "",
+        "error": None,
+        "interrupted": True,
+    }
+    line = protocol.encode_frame(huge)
+    assert line.endswith("\n") and line.count("\n") == 1
+    assert json.loads(line) == {
+        "type": "response",
+        "id": "cell-9",
+        "stdout": "",
+        "stderr": "",
+        "error": "kernel dropped an oversized 'response' frame (>20000000 bytes)",
+        "interrupted": True,
+    }
+
+
+def test_any_other_oversized_frame_becomes_a_log():
+    line = protocol.encode_frame({"type": "stdout_chunk", "text": "\x01" * 4_000_000})
+    assert json.loads(line) == {
+        "type": "log",
+        "msg": "kernel dropped an oversized 'stdout_chunk' frame (>20000000 bytes)",
+    }
+
+
+def test_chunk_lines_escape_what_json_must():
+    lines = []
+    StreamingStdout(7, lines.append).write('q"\\\n\x00é')
+    assert lines == ['{"type":"stdout_chunk","id":7,"text":"q\\"\\\\\\n\\u0000é"}\n']
+    assert json.loads(lines[0])["text"] == 'q"\\\n\x00é'
+
+
+def test_frames_are_compact_raw_utf8_and_refuse_nan():
+    assert protocol.encode_frame({"t": "é"}) == '{"t":"é"}\n'
+    try:
+        protocol.encode_frame({"x": float("nan")})
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("NaN is not JSON")
