@@ -12,7 +12,11 @@ ctest --preset release -j2 || status=1
 echo "== project Python tests"
 $py -m pytest -p no:cacheprovider -q tests/python || status=1
 
-echo "== acceptance ratchet"
+echo "== acceptance ratchet (sandbox: default)"
 $py scripts/run_ratchet.py || status=1
+
+# The same items must hold with the OS sandbox required, not just preferred.
+echo "== acceptance ratchet (OPENAI4S_KERNEL_SANDBOX=enforce)"
+OPENAI4S_KERNEL_SANDBOX=enforce $py scripts/run_ratchet.py || status=1
 
 exit $status

@@ -55,7 +55,9 @@ class KernelCore {
     manager_.reset();
   }
 
-  void start(double timeout) { unwrap_launch(released([&] { return manager_->start(timeout); })); }
+  void start(double timeout) {
+    unwrap_launch(released([&] { return manager_->start(timeout); }));
+  }
   void restart(double timeout) {
     unwrap_launch(released([&] { return manager_->restart(timeout); }));
   }
@@ -261,9 +263,9 @@ void register_kernel_core(py::module_& m) {
                        py::object env_root, py::object env_name, py::object argv,
                        std::string worker_script, std::string repo_root,
                        py::object transport_factory, py::object sandbox_mode) {
-             auto options = make_options(cwd, std::move(mode), std::move(python), env_root,
-                                         env_name, argv, std::move(worker_script),
-                                         std::move(repo_root));
+             auto options =
+                 make_options(cwd, std::move(mode), std::move(python), env_root, env_name, argv,
+                              std::move(worker_script), std::move(repo_root));
              // A factory's worker runs wherever the factory put it: no local
              // OS sandbox applies (its status says so).
              if (transport_factory.is_none()) options.sandbox = make_sandbox(sandbox_mode);

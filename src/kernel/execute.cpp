@@ -25,7 +25,7 @@ std::string valid_utf8(const std::string& bytes) {
 }  // namespace
 
 Error KernelManager::worker_died_error() {
-  std::string message = "kernel worker exited unexpectedly: ";
+  std::string message = "kernel worker exited unexpectedly";
   if (auto t = transport()) {
     // The supervisor drains stderr asynchronously; give it a moment to see
     // the last words of a dying worker. A dying process closes its pipes
@@ -38,7 +38,13 @@ Error KernelManager::worker_died_error() {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
       tail = t->stderr_snapshot();
     }
-    if (tail) message += valid_utf8(tail->text) + tail_suffix(*tail);
+    if (tail && !tail->text.empty()) {
+      message += ": " + valid_utf8(tail->text) + tail_suffix(*tail);
+    } else if (auto code = t->exit_status()) {
+      // Nothing on stderr (a SIGKILL, an OOM kill): say how it ended instead.
+      message += *code < 0 ? " (killed by signal " + std::to_string(-*code) + ")"
+                           : " (exit status " + std::to_string(*code) + ")";
+    }
   }
   return make_error(ErrorCode::kWorkerExited, std::move(message));
 }
@@ -89,6 +95,13 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
     if (!frame.is_object()) continue;
     std::string_view type = proto::frame_type(frame);
     if (type == "response") {
+      if (proto::frame_string(frame, "id") != cell_id) {
+        // Not this cell's answer: a cell that wrote a forged response onto
+        // the protocol pipe must not shift every later result by one cell.
+        stale_responses_.fetch_add(1);
+        remember_log("host dropped a response frame for another cell");
+        continue;
+      }
       Json response = finalise_response(std::move(frame), chunks, sidecar_event);
       if (chunk_error) return std::move(*chunk_error);
       return response;

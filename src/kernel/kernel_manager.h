@@ -79,6 +79,7 @@ class KernelManager {
   std::vector<std::string> worker_log_tail() const;
   std::size_t stale_stdout_chunks() const { return stale_stdout_chunks_.load(); }
   std::size_t malformed_frames() const { return malformed_frames_.load(); }
+  std::size_t stale_responses() const { return stale_responses_.load(); }
   std::shared_ptr<Transport> transport() const;
   const KernelOptions& options() const { return options_; }
   bool uses_factory() const { return factory_ != nullptr; }
@@ -106,6 +107,7 @@ class KernelManager {
   std::atomic<int> generation_{0};
   std::atomic<std::size_t> stale_stdout_chunks_{0};
   std::atomic<std::size_t> malformed_frames_{0};
+  std::atomic<std::size_t> stale_responses_{0};
 };
 
 }  // namespace o4s::kernel

@@ -28,6 +28,7 @@ class PipeTransport final : public Transport {
   // the protocol input closes and leftovers of the group are killed.
   Status close(bool graceful) override;
   std::optional<pid_t> local_pid() override { return child_->pid(); }
+  std::optional<int> exit_status() override { return child_->poll(); }
   std::optional<StderrSnapshot> stderr_snapshot() override;
   std::size_t dropped_lines() const override;
 

@@ -43,6 +43,8 @@ class Transport {
   // The local worker's host pid, when there is one.
   virtual std::optional<pid_t> local_pid() = 0;
   virtual std::optional<StderrSnapshot> stderr_snapshot() = 0;
+  // How the local worker ended (exit status, or -signal), once it has.
+  virtual std::optional<int> exit_status() { return std::nullopt; }
   // Frames dropped by the reader for being over the cap or unreadable.
   virtual std::size_t dropped_lines() const { return 0; }
 };

@@ -1,10 +1,13 @@
 #include "proc/child_process.h"
 
+#include <dirent.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <thread>
 
 #include "proc/signals.h"
@@ -81,9 +84,47 @@ Status ChildProcess::send_signal(int signum) {
   return send_signal_via_pidfd(pidfd_.get(), signum);
 }
 
+namespace {
+
+// True when some member of the process group is still running. killpg(0)
+// alone also counts zombies, and a grandchild reparented to a PID 1 that does
+// not reap (common in containers) stays one forever: a SIGKILLed group would
+// look alive for the whole confirmation wait.
+bool group_has_live_member(pid_t pgid) {
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return true;  // cannot tell: assume alive
+  bool live = false;
+  while (dirent* entry = ::readdir(proc)) {
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    char path[300];
+    std::snprintf(path, sizeof path, "/proc/%s/stat", entry->d_name);
+    FILE* stat = std::fopen(path, "re");
+    if (stat == nullptr) continue;
+    char buffer[512];
+    std::size_t n = std::fread(buffer, 1, sizeof buffer - 1, stat);
+    std::fclose(stat);
+    buffer[n] = '\0';
+    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parens.
+    const char* close = std::strrchr(buffer, ')');
+    char state = 0;
+    int ppid = 0;
+    int pgrp = 0;
+    if (close == nullptr || std::sscanf(close + 1, " %c %d %d", &state, &ppid, &pgrp) != 3)
+      continue;
+    if (pgrp == pgid && state != 'Z' && state != 'X') {
+      live = true;
+      break;
+    }
+  }
+  ::closedir(proc);
+  return live;
+}
+
+}  // namespace
+
 bool ChildProcess::group_alive() const {
-  if (::killpg(pgid(), 0) == 0) return true;
-  return errno == EPERM;  // exists but not ours to signal: still alive
+  if (::killpg(pgid(), 0) != 0 && errno != EPERM) return false;
+  return group_has_live_member(pgid());
 }
 
 void ChildProcess::kill_group(milliseconds confirm) {

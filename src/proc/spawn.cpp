@@ -86,8 +86,8 @@ Result<SpawnedPipes> spawn_with_pipes(const SpawnRequest& request) {
     // must not reach the child -- under bubblewrap, a sandboxed cell.
     int highest = *std::max_element(request.pass_fds.begin(), request.pass_fds.end());
     for (int fd = 3; fd < highest; ++fd) {
-      bool passed = std::find(request.pass_fds.begin(), request.pass_fds.end(), fd) !=
-                    request.pass_fds.end();
+      bool passed =
+          std::find(request.pass_fds.begin(), request.pass_fds.end(), fd) != request.pass_fds.end();
       int flags = passed ? -1 : ::fcntl(fd, F_GETFD);
       // glibc ignores a close action on a descriptor closed meanwhile.
       if (flags >= 0 && !(flags & FD_CLOEXEC)) posix_spawn_file_actions_addclose(&actions, fd);

@@ -8,23 +8,26 @@
 namespace o4s::proto {
 
 namespace {
-constexpr std::size_t kReadChunk = 1 << 16;
-}
+// Small to start: an idle kernel's reader should cost the host a page, not
+// 64 KiB (host memory per kernel is a measured target). It doubles on demand.
+constexpr std::size_t kInitialBuffer = 4096;
+constexpr std::size_t kShrinkAbove = 1 << 20;
+}  // namespace
 
 LineReader::LineReader(int fd, std::size_t max_line)
-    : fd_(fd), max_line_(max_line), buffer_(kReadChunk) {}
+    : fd_(fd), max_line_(max_line), buffer_(kInitialBuffer) {}
 
 Result<std::size_t> LineReader::fill() {
   if (begin_ == end_) {
     begin_ = end_ = 0;
     // One huge frame must not pin its buffer for the life of the kernel.
-    if (buffer_.size() > 16 * kReadChunk) {
-      buffer_.assign(kReadChunk, '\0');
+    if (buffer_.size() > kShrinkAbove) {
+      buffer_.assign(kInitialBuffer, '\0');
       buffer_.shrink_to_fit();
     }
   }
   if (end_ == buffer_.size()) {
-    if (begin_ > 0) {
+    if (begin_ > buffer_.size() / 2) {
       std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
       end_ -= begin_;
       begin_ = 0;

@@ -33,8 +33,8 @@ constexpr const char* kMatplotlibDir = "/tmp/openai4s-matplotlib";
 
 // System directories a workspace may not be (or contain): binding one of
 // them writable would hand the cell the operating system.
-constexpr const char* kSystemDirectories[] = {"/usr", "/bin",  "/sbin", "/lib", "/lib32",
-                                              "/lib64", "/libx32", "/etc", "/boot", "/var"};
+constexpr const char* kSystemDirectories[] = {"/usr",   "/bin",    "/sbin", "/lib",  "/lib32",
+                                              "/lib64", "/libx32", "/etc",  "/boot", "/var"};
 
 std::optional<std::string> real_path(const std::string& path) {
   char buffer[PATH_MAX];
@@ -87,7 +87,9 @@ std::optional<std::string> env_value(const std::vector<std::string>& env, const 
 // MPLCONFIGDIR keeps the environment builder's name for it.
 std::vector<std::string> sandbox_environment(std::vector<std::string> env) {
   const std::vector<std::pair<std::string, std::string>> overrides = {
-      {"TMPDIR", kPrivateTmp}, {"TMP", kPrivateTmp}, {"TEMP", kPrivateTmp},
+      {"TMPDIR", kPrivateTmp},
+      {"TMP", kPrivateTmp},
+      {"TEMP", kPrivateTmp},
       {"MPLCONFIGDIR", kMatplotlibDir}};
   for (const auto& [name, value] : overrides) {
     std::erase_if(env, [&](const std::string& entry) {
@@ -205,7 +207,8 @@ Status check_workspace(const std::string& workspace) {
     if (path_contains(workspace, system)) return refuse(std::string("it contains ") + system);
   }
   for (const char* virtual_fs : {"/proc", "/sys", "/dev"}) {
-    if (path_contains(virtual_fs, workspace)) return refuse("it is under " + std::string(virtual_fs));
+    if (path_contains(virtual_fs, workspace))
+      return refuse("it is under " + std::string(virtual_fs));
   }
   if (!is_directory(workspace)) return refuse("it is not a directory");
   return {};
@@ -285,6 +288,14 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
   for (const auto& root : readable) {
     // The system layout already shows these read-only.
     if (path_contains("/usr", root) || path_contains("/etc", root)) continue;
+    if (root == *workspace) {
+      // Writable, it would let a cell rewrite the code the next kernel (and
+      // the host, for the package) runs; read-only, it is no workspace.
+      return make_error(ErrorCode::kSandboxUnavailable,
+                        "the workspace " + root +
+                            " is also where the worker's runtime lives (its interpreter prefix or "
+                            "the openai4s package); choose a workspace outside it");
+    }
     auto source = real_path(root);
     if (!source) continue;
     command.add({Kind::kReadOnlyBind, *source, root, std::nullopt});
@@ -329,9 +340,9 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
   request.env = sandbox_environment(spec.request.env);
   request.cwd = spec.request.cwd;
   request.pass_fds = {info_pipe.write.get(), seccomp->get()};
-  return std::unique_ptr<PreparedLaunch>(new BubblewrapLaunch(
-      *this, std::move(request), std::move(info_pipe), std::move(seccomp.value()),
-      std::move(expect)));
+  return std::unique_ptr<PreparedLaunch>(
+      new BubblewrapLaunch(*this, std::move(request), std::move(info_pipe),
+                           std::move(seccomp.value()), std::move(expect)));
 }
 
 }  // namespace o4s::sandbox

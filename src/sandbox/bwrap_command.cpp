@@ -198,9 +198,8 @@ Result<std::vector<std::string>> BwrapCommand::build(
   for (const auto& op : ordered) emit(op, argv);
   // Deepest first, so "/" is last: every mount point has been made by then.
   std::vector<std::string> remounts = read_only_remounts_;
-  std::stable_sort(remounts.begin(), remounts.end(), [](const auto& a, const auto& b) {
-    return path_depth(a) > path_depth(b);
-  });
+  std::stable_sort(remounts.begin(), remounts.end(),
+                   [](const auto& a, const auto& b) { return path_depth(a) > path_depth(b); });
   for (const auto& path : remounts) argv.insert(argv.end(), {"--remount-ro", path});
 
   if (chdir_) argv.insert(argv.end(), {"--chdir", *chdir_});

@@ -20,18 +20,18 @@ struct FsOperation {
   // first, read-write binds next, read-only binds and masks last, so a
   // read-only runtime root inside the workspace stays read-only.
   enum class Kind {
-    kSymlink,     // --symlink <source = link target> <target>
-    kDev,         // --dev <target>
-    kProc,        // --proc <target>
-    kTmpfs,       // [--size <bytes>] --tmpfs <target>
-    kBind,        // --bind <source> <target>
+    kSymlink,       // --symlink <source = link target> <target>
+    kDev,           // --dev <target>
+    kProc,          // --proc <target>
+    kTmpfs,         // [--size <bytes>] --tmpfs <target>
+    kBind,          // --bind <source> <target>
     kReadOnlyBind,  // --ro-bind <source> <target>
-    kMaskFile,    // --ro-bind /dev/null <target>
-    kMaskDir,     // [--size] --tmpfs <target> --remount-ro <target>
+    kMaskFile,      // --ro-bind /dev/null <target>
+    kMaskDir,       // [--size] --tmpfs <target> --remount-ro <target>
   };
   Kind kind;
-  std::string source;  // kBind, kReadOnlyBind: host path; kSymlink: link text
-  std::string target;  // the path inside the sandbox
+  std::string source;                       // kBind, kReadOnlyBind: host path; kSymlink: link text
+  std::string target;                       // the path inside the sandbox
   std::optional<std::uint64_t> size_bytes;  // kTmpfs, kMaskDir
 };
 

@@ -59,8 +59,9 @@ Diagnosis userns_disabled(std::string_view stderr_text, const HostFacts& facts) 
              ". Enable them (sysctl -w kernel.unprivileged_userns_clone=1, or raise "
              "user.max_user_namespaces)";
   if (facts.in_container) {
-    message += "; inside a container, also allow unshare/clone of user namespaces in its "
-               "seccomp profile";
+    message +=
+        "; inside a container, also allow unshare/clone of user namespaces in its "
+        "seccomp profile";
   }
   message += ", or set OPENAI4S_KERNEL_SANDBOX=off to run kernels without an OS sandbox.";
   return {FailureCause::kUserNamespacesDisabled, std::move(message)};

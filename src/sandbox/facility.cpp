@@ -66,9 +66,9 @@ Facility run_probe(const SandboxSettings& settings) {
   BwrapCommand command = isolation_command(*bwrap, settings);
   auto seccomp = seccomp_program_fd();
   if (!seccomp) {
-    return unavailable(*bwrap, {FailureCause::kSeccompUnsupported,
-                                "the seccomp policy could not be built: " +
-                                    seccomp.error().message});
+    return unavailable(*bwrap,
+                       {FailureCause::kSeccompUnsupported,
+                        "the seccomp policy could not be built: " + seccomp.error().message});
   }
   command.seccomp_fd(seccomp->get()).chdir("/");
   // bwrap itself is the probe's command: it is known to exist, exits at
@@ -94,8 +94,8 @@ Facility run_probe(const SandboxSettings& settings) {
   auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
   auto code = child.wait(std::max(left, milliseconds(0)));
   if (!code) {
-    return unavailable(*bwrap, {FailureCause::kOther,
-                                "bubblewrap did not finish its self-test within 8 s"});
+    return unavailable(
+        *bwrap, {FailureCause::kOther, "bubblewrap did not finish its self-test within 8 s"});
   }
   if (*code == 0 && out.rfind("bubblewrap", 0) == 0) {
     Facility facility;

@@ -25,7 +25,7 @@ KernelSandbox::KernelSandbox(SandboxSettings settings) : settings_(std::move(set
   status_.process_limit = "not applied: no sandbox";
 }
 
-Result<Launcher*> KernelSandbox::launcher_for(const LaunchSpec&) {
+Result<Launcher*> KernelSandbox::launcher() {
   std::lock_guard launch(launch_mutex_);
   if (launcher_) return launcher_.get();
   if (settings_.mode == SandboxMode::kOff) {
@@ -59,8 +59,8 @@ Result<Launcher*> KernelSandbox::launcher_for(const LaunchSpec&) {
 }
 
 Result<std::unique_ptr<PreparedLaunch>> KernelSandbox::prepare(const LaunchSpec& spec) {
-  auto launcher = launcher_for(spec);
-  if (!launcher) return std::move(launcher).error();
+  auto chosen = launcher();
+  if (!chosen) return std::move(chosen).error();
   {
     // A new launch means the previous worker is gone (restart closes it
     // first): its pin must not be signalled any more.
@@ -68,7 +68,7 @@ Result<std::unique_ptr<PreparedLaunch>> KernelSandbox::prepare(const LaunchSpec&
     pin_.reset();
     status_.workspace = spec.workspace;
   }
-  return launcher.value()->prepare(spec);
+  return chosen.value()->prepare(spec);
 }
 
 void KernelSandbox::adopt(LaunchOutcome outcome) {

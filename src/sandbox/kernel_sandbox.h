@@ -48,7 +48,8 @@ class KernelSandbox {
   const SandboxSettings& settings() const { return settings_; }
 
  private:
-  Result<Launcher*> launcher_for(const LaunchSpec& spec);
+  // Decides, once, how this kernel launches (see the class comment).
+  Result<Launcher*> launcher();
 
   const SandboxSettings settings_;
   // Held while the launcher is chosen (a facility probe takes milliseconds,

@@ -87,7 +87,8 @@ void sweep_stale(const std::string& base) {
   std::string own = std::string(kPrefix) + std::to_string(::getpid()) + "-";
   while (dirent* entry = ::readdir(dir)) {
     std::string name = entry->d_name;
-    if (name.compare(0, sizeof kPrefix - 1, kPrefix) != 0 || name.compare(0, own.size(), own) == 0) {
+    if (name.compare(0, sizeof kPrefix - 1, kPrefix) != 0 ||
+        name.compare(0, own.size(), own) == 0) {
       continue;
     }
     std::string pid_text = name.substr(sizeof kPrefix - 1);
@@ -131,14 +132,15 @@ Result<std::pair<std::string, std::string>> locate_pids_hierarchy(const std::str
     if (before.size() < 5 || after.size() < 3) continue;
     const std::string& root = before[3];
     const std::string& mountpoint = before[4];
-    bool match = want_v1 ? after[0] == "cgroup" && contains_word(after[2], "pids")
-                         : after[0] == "cgroup2";
+    bool match =
+        want_v1 ? after[0] == "cgroup" && contains_word(after[2], "pids") : after[0] == "cgroup2";
     if (!match) continue;
     if (auto dir = under_mount(mountpoint, root, want_v1 ? *v1_path : *v2_path)) {
       return std::make_pair(*dir, std::string(want_v1 ? "cgroup v1" : "cgroup v2"));
     }
   }
-  return make_error(ErrorCode::kUnsupported, "no pids cgroup hierarchy is mounted for this process");
+  return make_error(ErrorCode::kUnsupported,
+                    "no pids cgroup hierarchy is mounted for this process");
 }
 
 Result<std::unique_ptr<PidsCgroup>> PidsCgroup::create(std::uint64_t max_tasks) {

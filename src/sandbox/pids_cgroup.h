@@ -33,8 +33,7 @@ class PidsCgroup {
   const std::string& kind() const { return kind_; }  // "cgroup v1" or "cgroup v2"
 
  private:
-  PidsCgroup(std::string path, std::string kind)
-      : path_(std::move(path)), kind_(std::move(kind)) {}
+  PidsCgroup(std::string path, std::string kind) : path_(std::move(path)), kind_(std::move(kind)) {}
 
   std::string path_;
   std::string kind_;

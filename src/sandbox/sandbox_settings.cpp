@@ -56,8 +56,8 @@ Result<std::optional<std::uint64_t>> limit_from(const EnvironmentMap& env, const
     return invalid(name, *value,
                    is_size ? "a size such as 4G, 512M or none" : "a whole number or none");
   }
-  if (!is_size && parsed.value() && trimmed_lower(*value).find_first_not_of("0123456789") !=
-                                        std::string::npos) {
+  if (!is_size && parsed.value() &&
+      trimmed_lower(*value).find_first_not_of("0123456789") != std::string::npos) {
     return invalid(name, *value, "a whole number or none");
   }
   if (parsed.value() && *parsed.value() == 0) return invalid(name, *value, "greater than zero");

@@ -13,7 +13,8 @@ nlohmann::json optional_number(const std::optional<std::uint64_t>& value) {
 nlohmann::json SandboxStatus::to_json() const {
   nlohmann::json checks_json = nlohmann::json::array();
   for (const auto& check : checks) {
-    checks_json.push_back({{"name", check.name}, {"passed", check.passed}, {"detail", check.detail}});
+    checks_json.push_back(
+        {{"name", check.name}, {"passed", check.passed}, {"detail", check.detail}});
   }
   return {
       {"mode", mode},

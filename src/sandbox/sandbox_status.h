@@ -13,9 +13,9 @@
 namespace o4s::sandbox {
 
 struct SandboxStatus {
-  std::string mode;                      // auto | enforce | off
-  std::string state = "disabled";        // enabled | disabled | unavailable
-  std::string backend = "none";          // bubblewrap | none
+  std::string mode;                // auto | enforce | off
+  std::string state = "disabled";  // enabled | disabled | unavailable
+  std::string backend = "none";    // bubblewrap | none
   bool enforced = false;
   bool self_test_passed = false;
   std::string network_policy = "not_enforced";  // blocked | raw_allowed | not_enforced

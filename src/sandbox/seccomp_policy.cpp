@@ -3,8 +3,8 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <seccomp.h>
-#include <sys/mman.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,8 +21,8 @@ namespace {
 // bit (0x80) lies in clone()'s exit-signal byte and only means "new time
 // namespace" to clone3/unshare, which are denied whole.
 constexpr std::uint64_t kNamespaceCloneFlags[] = {
-    CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
-    CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
+    CLONE_NEWNS,   CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+    CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET,
 };
 
 // Terminal injection (CVE-2017-5226, the reason bwrap has --new-session) and
@@ -115,24 +115,63 @@ Result<std::string> compile() {
 const std::vector<std::string_view>& denied_syscalls() {
   static const std::vector<std::string_view> names = {
       // Inspecting or steering another process.
-      "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd",
+      "ptrace",
+      "process_vm_readv",
+      "process_vm_writev",
+      "pidfd_getfd",
       // Changing the filesystem view or the namespaces the sandbox built.
-      "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen",
-      "fsconfig", "fsmount", "fspick", "mount_setattr", "unshare", "setns",
+      "mount",
+      "umount2",
+      "pivot_root",
+      "chroot",
+      "move_mount",
+      "open_tree",
+      "fsopen",
+      "fsconfig",
+      "fsmount",
+      "fspick",
+      "mount_setattr",
+      "unshare",
+      "setns",
       // Replacing or extending the running kernel.
-      "kexec_load", "kexec_file_load", "reboot", "init_module", "finit_module",
+      "kexec_load",
+      "kexec_file_load",
+      "reboot",
+      "init_module",
+      "finit_module",
       "delete_module",
       // Kernel keyrings: shared state outside every namespace.
-      "keyctl", "add_key", "request_key",
+      "keyctl",
+      "add_key",
+      "request_key",
       // Large kernel attack surfaces no cell needs.
-      "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
+      "bpf",
+      "perf_event_open",
+      "userfaultfd",
+      "io_uring_setup",
+      "io_uring_enter",
       "io_uring_register",
       // Host-wide administration.
-      "swapon", "swapoff", "acct", "quotactl", "quotactl_fd", "settimeofday",
-      "clock_settime", "clock_adjtime", "adjtimex", "syslog", "vhangup", "nfsservctl",
-      "lookup_dcookie", "uselib", "iopl", "ioperm", "fanotify_init",
+      "swapon",
+      "swapoff",
+      "acct",
+      "quotactl",
+      "quotactl_fd",
+      "settimeofday",
+      "clock_settime",
+      "clock_adjtime",
+      "adjtimex",
+      "syslog",
+      "vhangup",
+      "nfsservctl",
+      "lookup_dcookie",
+      "uselib",
+      "iopl",
+      "ioperm",
+      "fanotify_init",
       // File-handle access that bypasses path-based confinement.
-      "open_by_handle_at", "name_to_handle_at",
+      "open_by_handle_at",
+      "name_to_handle_at",
   };
   return names;
 }

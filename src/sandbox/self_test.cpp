@@ -69,9 +69,7 @@ std::optional<std::string> start_time(const std::string& stat_path) {
 class Checker {
  public:
   Checker(const PinnedWorker& worker, SelfTestReport& report)
-      : worker_(worker),
-        proc_("/proc/" + std::to_string(worker.worker_pid)),
-        report_(report) {}
+      : worker_(worker), proc_("/proc/" + std::to_string(worker.worker_pid)), report_(report) {}
 
   std::string inside(const std::string& path) const { return proc_ + "/root" + path; }
 

@@ -14,7 +14,7 @@ namespace {
 // What an interpreter and the tools a cell shells out to need. On a merged-
 // /usr system bin, sbin and lib* are symlinks into /usr and are recreated as
 // symlinks (a bind would follow them and duplicate the mount).
-constexpr std::array<const char*, 8> kSystemRoots = {"/usr",   "/bin",   "/sbin", "/lib",
+constexpr std::array<const char*, 8> kSystemRoots = {"/usr",   "/bin",   "/sbin",   "/lib",
                                                      "/lib32", "/lib64", "/libx32", "/etc"};
 // glibc's get_nprocs and OpenBLAS read the CPU topology here.
 constexpr const char* kCpuTopology = "/sys/devices/system/cpu";
@@ -27,8 +27,8 @@ bool others_may_read(const struct stat& st) {
   return (st.st_mode & S_IROTH) != 0;
 }
 
-void walk(const std::string& root, const std::string& dir, std::size_t depth,
-          std::size_t& budget, std::vector<FsOperation>& masks) {
+void walk(const std::string& root, const std::string& dir, std::size_t depth, std::size_t& budget,
+          std::vector<FsOperation>& masks) {
   if (depth > kMaxWalkDepth) return;
   DIR* handle = ::opendir((root + dir).c_str());
   if (handle == nullptr) return;
@@ -73,9 +73,9 @@ SystemLayout build_system_layout(const std::string& root) {
       char target[4096];
       ssize_t n = ::readlink(host.c_str(), target, sizeof target - 1);
       if (n <= 0) continue;
-      layout.operations.push_back(
-          {FsOperation::Kind::kSymlink, std::string(target, static_cast<std::size_t>(n)), path,
-           std::nullopt});
+      layout.operations.push_back({FsOperation::Kind::kSymlink,
+                                   std::string(target, static_cast<std::size_t>(n)), path,
+                                   std::nullopt});
     } else if (S_ISDIR(st.st_mode)) {
       layout.operations.push_back({FsOperation::Kind::kReadOnlyBind, host, path, std::nullopt});
     }

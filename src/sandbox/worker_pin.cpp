@@ -192,8 +192,7 @@ Status signal_worker_main_thread(const PinnedWorker& worker, int signum) {
   }
   if (err != EINVAL) {
     return make_error(ErrorCode::kSystem, "the pinned worker did not accept the signal (" +
-                                              system_error("pidfd_send_signal", err).message +
-                                              ")");
+                                              system_error("pidfd_send_signal", err).message + ")");
   }
   // Before Linux 6.9 a pidfd cannot aim at one thread. The pid is safe to
   // use while the pidfd shows the process alive: a pid is recycled only

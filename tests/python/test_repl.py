@@ -23,6 +23,7 @@ from openai4s.cli.cells import COMPLETE, INCOMPLETE, INVALID, CellBuffer, comple
 from openai4s.cli.render import Console, format_error, format_usage
 from openai4s.cli.runner import KILL_AFTER_PRESSES, CellFailed, run_cell
 from openai4s.cli.variables import format_variables
+from repl_support import TmuxPane, descendants, gone
 
 _SUBPROCESS_TIMEOUT_S = 60
 
@@ -352,21 +353,6 @@ def run_repl(tmp_path, script, *args):
     )
 
 
-def _gone(pid, timeout=10.0):
-    """True once `pid` no longer exists (or is a zombie awaiting init)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with open(f"/proc/{pid}/stat") as stat:
-                if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
-                    return True
-        except FileNotFoundError:
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.05)
-
-
 def test_script_runs_cells_and_streams_their_output(tmp_path):
     script = (
         "x = 41\n"
@@ -375,17 +361,41 @@ def test_script_runs_cells_and_streams_their_output(tmp_path):
         "    print('item', i)\n"
         "\n"
         "import os\n"
-        "print('pid', os.getpid())\n"
         "print('cwd', os.getcwd())\n"
     )
     proc = run_repl(tmp_path, script)
     assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
-    assert lines[:4] == ["42", "item 0", "item 1", "item 2"]
-    assert lines[5] == f"cwd {tmp_path}"
+    assert proc.stdout.splitlines() == ["42", "item 0", "item 1", "item 2", f"cwd {tmp_path}"]
     assert proc.stderr == ""
-    worker_pid = int(lines[4].split()[1])
-    assert _gone(worker_pid), "the kernel worker outlived the REPL"
+
+
+def test_cells_run_as_their_lines_arrive_and_no_process_outlives_the_repl(tmp_path):
+    repl = subprocess.Popen(
+        [sys.executable, "-m", "openai4s", "repl"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env=dict(os.environ, HOME=str(tmp_path)),
+    )
+    try:
+        repl.stdin.write("print('ready')\n")
+        repl.stdin.flush()
+        # Answered before stdin is closed: cells are not held back to EOF.
+        assert repl.stdout.readline() == "ready\n"
+        kernel_processes = descendants(repl.pid)
+        assert kernel_processes, "the kernel worker is not a descendant of the REPL"
+        repl.stdin.close()
+        assert repl.wait(timeout=_SUBPROCESS_TIMEOUT_S) == 0
+        leftovers = [pid for pid in kernel_processes if not gone(pid)]
+        assert leftovers == [], "processes outlived the REPL"
+    finally:
+        if repl.poll() is None:
+            repl.kill()
+            repl.wait()
+        repl.stdout.close()
+        repl.stderr.close()
 
 
 def test_a_failing_cell_reports_and_sets_the_exit_status(tmp_path):
@@ -450,6 +460,12 @@ def test_unknown_magic_is_an_error_message_not_a_cell(tmp_path):
     assert "unknown magic %nope" in proc.stderr
 
 
+def test_help_magic_lists_the_magics(tmp_path):
+    proc = run_repl(tmp_path, "%help\n")
+    assert proc.returncode == 0
+    assert all(magic in proc.stdout for magic in ("%vars", "%restart", "%exit", "Ctrl-C"))
+
+
 def test_help_of_the_program_and_of_repl(tmp_path):
     top = subprocess.run(
         [sys.executable, "-m", "openai4s", "--help"],
@@ -465,7 +481,8 @@ def test_help_of_the_program_and_of_repl(tmp_path):
         timeout=_SUBPROCESS_TIMEOUT_S,
     )
     assert repl.returncode == 0
-    assert "--cwd" in repl.stdout and "--mode" in repl.stdout and "%vars" in repl.stdout
+    assert "--cwd" in repl.stdout and "--mode" in repl.stdout
+    assert "%vars" in repl.stdout and "%%" not in repl.stdout
 
 
 def test_a_missing_cwd_is_a_usage_error(tmp_path):
@@ -484,78 +501,21 @@ def test_cwd_option_sets_the_kernel_directory(tmp_path):
 # -- a real terminal ------------------------------------------------------------
 
 
-class TmuxPane:
-    """One tmux server on a private socket running one program."""
-
-    def __init__(self, socket):
-        self.socket = str(socket)
-
-    def tmux(self, *args):
-        return subprocess.run(
-            ["tmux", "-S", self.socket, *args],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=10,
-        ).stdout
-
-    def start(self, argv, width=120, height=50):
-        # No config file, and the pane stays after the program exits so its
-        # exit status can be read.
-        self.tmux(
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-s",
-            "repl",
-            "-x",
-            str(width),
-            "-y",
-            str(height),
-            *argv,
-        )
-        self.tmux("set-option", "-t", "repl", "remain-on-exit", "on")
-
-    def send(self, *keys):
-        self.tmux("send-keys", "-t", "repl", *keys)
-
-    def text(self):
-        return self.tmux("capture-pane", "-p", "-J", "-S", "-500", "-t", "repl")
-
-    def field(self, name):
-        return self.tmux("display-message", "-p", "-t", "repl", "#{%s}" % name).strip()
-
-    def wait_for(self, predicate, what, timeout=15.0):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            text = self.text()
-            if predicate(text):
-                return text
-            time.sleep(0.05)
-        raise AssertionError(f"timed out waiting for {what}; the pane shows:\n{self.text()}")
-
-    def wait_for_text(self, needle, timeout=15.0):
-        return self.wait_for(lambda text: needle in text, repr(needle), timeout)
-
-    def kill_server(self):
-        subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True, timeout=10)
-
-
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 def test_interactive_session_in_a_real_terminal(tmp_path):
-    pane = TmuxPane(tmp_path / "tmux.sock")
+    pane = TmuxPane(tmp_path)
     repl_pid = None
-    argv = ["env", f"HOME={tmp_path}", sys.executable, "-m", "openai4s", "repl"]
     try:
-        pane.start(argv)
-        repl_pid = int(pane.field("pane_pid"))
+        pane.start(["env", f"HOME={tmp_path}", sys.executable, "-m", "openai4s", "repl"])
+        repl_pid = pane.program_pid()
         pane.wait_for_text("In [1]: ")
 
         pane.send("x = 41", "Enter")
         pane.wait_for_text("In [2]: ")
-        pane.send("import os, time; print('WORKER', os.getpid())", "Enter")
-        worker_pid = int(re.search(r"WORKER (\d+)", pane.wait_for_text("In [3]: ")).group(1))
+        pane.send("import time", "Enter")
+        pane.wait_for_text("In [3]: ")
+        kernel_processes = descendants(repl_pid)
+        assert kernel_processes, "the kernel worker is not a descendant of the REPL"
 
         # Output streams while the cell runs: the first line shows before
         # the last is printed.
@@ -568,6 +528,7 @@ def test_interactive_session_in_a_real_terminal(tmp_path):
 
         pane.send("time.sleep(30)", "Enter")
         # The line is echoed before the cell starts; give it a moment to run.
+        # (Keys are sent only at a prompt: Ctrl-C flushes typed-ahead input.)
         pane.wait_for_text("In [4]: time.sleep(30)")
         time.sleep(0.5)
         interrupted_at = time.monotonic()
@@ -585,13 +546,16 @@ def test_interactive_session_in_a_real_terminal(tmp_path):
         pane.wait_for_text("In [7]: ")
 
         pane.send("C-d")
-        # tmux marks the pane dead when the terminal closes and records the
-        # status once it has reaped the process: wait for the status.
-        pane.wait_for(lambda text: pane.field("pane_dead_status") != "", "the REPL to exit")
-        assert pane.field("pane_dead_status") == "0"
-        assert _gone(repl_pid), "the REPL process is still running"
-        assert _gone(worker_pid), "the kernel worker outlived the REPL"
+        deadline = time.monotonic() + 15
+        while pane.exit_status() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pane.exit_status() == 0
+        assert gone(repl_pid), "the REPL process is still running"
+        leftovers = [pid for pid in kernel_processes if not gone(pid)]
+        assert leftovers == [], "processes outlived the REPL"
+        history = (tmp_path / ".openai4s" / "repl_history").read_text()
+        assert "x = 41" in history and "%vars" in history
     finally:
         pane.kill_server()
-        if repl_pid is not None and not _gone(repl_pid, timeout=0):
+        if repl_pid is not None and not gone(repl_pid, timeout=0):
             os.kill(repl_pid, signal.SIGKILL)

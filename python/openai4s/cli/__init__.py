@@ -38,7 +38,7 @@ def build_parser():
             "non-zero if any cell failed."
         ),
         epilog=(
-            "Magics: %%vars, %%restart, %%help, %%exit. Ctrl-C interrupts the "
+            "Magics: %vars, %restart, %help, %exit. Ctrl-C interrupts the "
             "running cell (three presses kill the kernel); Ctrl-D leaves."
         ),
     )

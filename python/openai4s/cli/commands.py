@@ -22,8 +22,9 @@ Cells run in a persistent Python kernel; variables survive between cells.
   %exit      leave (also: exit, quit, exit(), quit(), Ctrl-D)
 
 Keys:
-  Enter      runs a complete line; a block (a line ending in ':') or an
-             unfinished statement continues on '...:' until a blank line
+  Enter      runs a complete statement; a block (a line ending in ':')
+             continues on '...:' until a blank line, an open bracket or
+             string until it closes
   Ctrl-C     at the prompt: discard the line; while a cell runs: interrupt it
              (press three times to kill a kernel that does not respond)
   Ctrl-D     leave

@@ -13,9 +13,7 @@ from dataclasses import asdict, dataclass, field
 #: Modes accepted by `OPENAI4S_KERNEL_SANDBOX` and by `KernelSandbox(mode=...)`.
 MODES = ("auto", "enforce", "off")
 
-_REMOTE_REASON = (
-    "this kernel runs on a remote node; the daemon's OS sandbox does not apply to it"
-)
+_REMOTE_REASON = "this kernel runs on a remote node; the daemon's OS sandbox does not apply to it"
 
 
 class SandboxUnavailableError(RuntimeError):

@@ -1,6 +1,6 @@
 """Per-Cell wall, CPU and peak-RSS telemetry (best effort)."""
 
-import io
+import os
 import sys
 import time
 
@@ -20,22 +20,31 @@ def cpu_seconds() -> float:
 
 
 def reset_peak_rss() -> None:
-    # io.open, not open: provenance may have wrapped the builtin.
-    # Writing 5 to clear_refs resets VmHWM (Linux >= 4.0), so the next read is
-    # this Cell's peak rather than the process's lifetime peak.
+    # Raw os calls, not open(): provenance may have wrapped the builtin, and
+    # this runs twice per Cell, so a buffered text stream's setup shows up in
+    # every round trip. Writing 5 to clear_refs resets VmHWM (Linux >= 4.0),
+    # so the next read is this Cell's peak rather than the lifetime peak.
     try:
-        with io.open("/proc/self/clear_refs", "w") as handle:
-            handle.write("5")
+        fd = os.open("/proc/self/clear_refs", os.O_WRONLY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        os.write(fd, b"5")
     except OSError:
         pass
+    finally:
+        os.close(fd)
 
 
 def peak_rss_kb() -> int:
     try:
-        with io.open("/proc/self/status", "rb") as handle:
-            for line in handle:
-                if line.startswith(b"VmHWM:"):
-                    return int(line.split()[1])
+        fd = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            status = os.read(fd, 8192)
+        finally:
+            os.close(fd)
+        start = status.index(b"VmHWM:") + 6
+        return int(status[start : status.index(b"\n", start)].split()[0])
     except (OSError, ValueError, IndexError):
         pass
     if resource is None:  # pragma: no cover

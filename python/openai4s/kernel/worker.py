@@ -48,6 +48,9 @@ _in_user_code = [False]
 _sigint_pending = [False]
 #: This Cell's KeyboardInterrupt came from a signal, not from user code.
 _sigint_delivered = [False]
+#: Python-level SIGINT handler runs, counted so the interrupt relay can tell
+#: a signal that was acted on from one that fell into a blocking call's gap.
+_sigint_handled = [0]
 _MAIN_THREAD_IDENT = threading.main_thread().ident
 _LINECACHE_CELLS = 128
 _UNAVAILABLE = object()
@@ -70,6 +73,7 @@ def _host_call_lock():
 
 
 def _sigint_swallow(signum, frame):
+    _sigint_handled[0] += 1
     return None
 
 
@@ -81,6 +85,7 @@ def _disarm_sigint():
 
 
 def _sigint_handler(signum, frame):
+    _sigint_handled[0] += 1
     if _in_user_code[0]:
         # One-shot: a second SIGINT while the Cell unwinds is swallowed.
         _disarm_sigint()
@@ -462,6 +467,12 @@ def main():
     # Before anything else: an idle worker must survive a stop.
     _disarm_sigint()
     channel.setup_local()
+    try:
+        from openai4s.kernel.interrupt_relay import InterruptRelay
+
+        InterruptRelay(lambda: _sigint_handled[0])
+    except Exception as exc:  # interrupts still work, minus the gap fix
+        _log(f"interrupt relay unavailable: {exc}")
     session = None
     installed = _handshake(lambda: (session.cell_id, session.origin) if session else (None, None))
     if installed is None:

@@ -185,6 +185,15 @@ TEST_F(KernelManagerIntegrationTest, DeathReportsTheStderrTailAndRestartRecovers
             Json(manager->authorization_generation()));
 }
 
+TEST_F(KernelManagerIntegrationTest, SilentDeathReportsTheExitStatus) {
+  auto manager = started();
+  auto died = manager->execute("die", "agent", std::nullopt, nullptr);
+  ASSERT_FALSE(died.ok());
+  EXPECT_EQ(died.error().code, ErrorCode::kWorkerExited);
+  EXPECT_EQ(died.error().message, "kernel worker exited unexpectedly (exit status 3)");
+  EXPECT_FALSE(manager->is_alive());
+}
+
 TEST_F(KernelManagerIntegrationTest, KernelOutlivesTheThreadThatCreatedIt) {
   // The fake worker arms PR_SET_PDEATHSIG (as bubblewrap's --die-with-parent
   // does); had the creating thread forked it, its exit would kill the worker.

@@ -73,7 +73,8 @@ TEST(SupervisorTest, NoisyStderrNeverBlocksAndTheTailKeepsTheLast64KiB) {
       probe_request({"stderr-flood", std::to_string(kFlood)}), proto::kStderrTailBytes);
   ASSERT_TRUE(spawned.ok()) << spawned.error().message;
   auto child = own(spawned.value());
-  EXPECT_EQ(read_line_with_timeout(spawned->stdout_read.get(), 20s), std::optional<std::string>("done"));
+  EXPECT_EQ(read_line_with_timeout(spawned->stdout_read.get(), 20s),
+            std::optional<std::string>("done"));
   EXPECT_EQ(child->wait(10'000ms), std::optional<int>(0));
 
   auto tail = spawned->stderr_tail;
@@ -140,7 +141,8 @@ TEST(SupervisorTest, SupervisorDescriptorsDoNotLeakIntoChildren) {
   auto lister = ProcessSupervisor::instance().spawn(probe_request({"fds"}), 1024);
   ASSERT_TRUE(lister.ok());
   auto lister_child = own(lister.value());
-  EXPECT_EQ(read_all_with_timeout(lister->stdout_read.get(), 10s), std::optional<std::string>("0 1 2 \n"));
+  EXPECT_EQ(read_all_with_timeout(lister->stdout_read.get(), 10s),
+            std::optional<std::string>("0 1 2 \n"));
   EXPECT_EQ(lister_child->wait(10'000ms), std::optional<int>(0));
   holder->stdin_write.reset();
   EXPECT_EQ(holder_child->wait(10'000ms), std::optional<int>(0));

@@ -22,8 +22,8 @@ class FakeHooks final : public kernel::KernelHooks {
     Json args;
     std::string authorization_generation;
   };
-  using Dispatcher = std::function<kernel::DispatchOutcome(const std::string& method,
-                                                          const Json& args)>;
+  using Dispatcher =
+      std::function<kernel::DispatchOutcome(const std::string& method, const Json& args)>;
 
   // Default: behaves like an embedder with no dispatcher configured.
   void set_dispatcher(Dispatcher dispatcher) { dispatcher_ = std::move(dispatcher); }

@@ -12,6 +12,14 @@ void FakeTransport::push(Item item) {
 
 void FakeTransport::push_line(std::string line) { push(std::move(line)); }
 
+std::string FakeTransport::last_execute_id_locked() const {
+  for (auto it = written_.rbegin(); it != written_.rend(); ++it) {
+    Json frame = Json::parse(*it, nullptr, false);
+    if (proto::frame_type(frame) == "execute") return proto::frame_string(frame, "id");
+  }
+  return {};
+}
+
 void FakeTransport::push_frame(const Json& frame) { push(proto::encode_frame(frame)); }
 
 void FakeTransport::push_error(Error error) { push(std::move(error)); }
@@ -61,6 +69,11 @@ void FakeTransport::set_exit_lag(int polls) {
   exit_lag_ = polls;
 }
 
+void FakeTransport::set_exit_status(std::optional<int> status) {
+  std::lock_guard lock(mutex_);
+  exit_status_ = status;
+}
+
 std::vector<std::string> FakeTransport::written_lines() const {
   std::lock_guard lock(mutex_);
   return written_;
@@ -82,8 +95,7 @@ std::vector<Json> FakeTransport::written_frames_of_type(std::string_view type) c
   return out;
 }
 
-bool FakeTransport::wait_for_frame(std::string_view type,
-                                   std::chrono::milliseconds timeout) const {
+bool FakeTransport::wait_for_frame(std::string_view type, std::chrono::milliseconds timeout) const {
   std::unique_lock lock(mutex_);
   return changed_.wait_for(lock, timeout, [&] {
     for (const auto& line : written_) {
@@ -151,7 +163,13 @@ Result<std::optional<std::string>> FakeTransport::read_line() {
   }
   Item item = std::move(script_.front());
   script_.pop_front();
-  if (auto* line = std::get_if<std::string>(&item)) return std::optional<std::string>(*line);
+  if (auto* line = std::get_if<std::string>(&item)) {
+    static const std::string kPlaceholder = "\"<current-cell>\"";
+    if (auto at = line->find(kPlaceholder); at != std::string::npos) {
+      line->replace(at, kPlaceholder.size(), Json(last_execute_id_locked()).dump());
+    }
+    return std::optional<std::string>(*line);
+  }
   if (auto* error = std::get_if<Error>(&item)) return *error;
   end_of_stream_returned_ = true;
   return std::optional<std::string>();
@@ -194,6 +212,11 @@ Status FakeTransport::close(bool graceful) {
 std::optional<kernel::StderrSnapshot> FakeTransport::stderr_snapshot() {
   std::lock_guard lock(mutex_);
   return stderr_;
+}
+
+std::optional<int> FakeTransport::exit_status() {
+  std::lock_guard lock(mutex_);
+  return exit_status_;
 }
 
 Result<std::shared_ptr<kernel::Transport>> FakeTransportFactory::make() {

@@ -51,6 +51,8 @@ class FakeTransport final : public kernel::Transport {
   // before it is reported as exited: model that by answering alive() true
   // for `polls` more calls after end of stream.
   void set_exit_lag(int polls);
+  // What exit_status() reports (how a local worker ended).
+  void set_exit_status(std::optional<int> status);
 
   std::vector<std::string> written_lines() const;
   std::vector<Json> written_frames() const;
@@ -73,12 +75,15 @@ class FakeTransport final : public kernel::Transport {
   Status close(bool graceful) override;
   std::optional<pid_t> local_pid() override { return std::nullopt; }
   std::optional<kernel::StderrSnapshot> stderr_snapshot() override;
+  std::optional<int> exit_status() override;
 
  private:
   struct EndOfStream {};
   using Item = std::variant<std::string, Error, EndOfStream>;
 
   void push(Item item);
+  // The id of the newest execute frame written; call with mutex_ held.
+  std::string last_execute_id_locked() const;
 
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;
@@ -92,6 +97,7 @@ class FakeTransport final : public kernel::Transport {
   bool alive_ = true;
   bool end_of_stream_returned_ = false;
   int exit_lag_ = 0;
+  std::optional<int> exit_status_;
   bool killed_ = false;
   bool closed_ = false;
   int blocked_readers_ = 0;

@@ -18,16 +18,20 @@ namespace o4s::testing {
 // The id every scripted cell uses, so frames can be pushed before execute().
 inline constexpr const char* kCellId = "cell-1";
 
-inline Json response_frame(const std::string& id = kCellId) {
-  return Json{{"type", "response"}, {"id", id}, {"stdout", ""}, {"stderr", ""},
-              {"error", nullptr},  {"interrupted", false}};
+// A response id the fake transport replaces, when the frame is read, with the
+// id of the last execute frame written (tests that let the manager pick the
+// cell id cannot know it when they script the answer).
+inline constexpr const char* kCurrentCell = "<current-cell>";
+
+inline Json response_frame(const std::string& id = kCurrentCell) {
+  return Json{{"type", "response"}, {"id", id},         {"stdout", ""},
+              {"stderr", ""},       {"error", nullptr}, {"interrupted", false}};
 }
 
 struct ManagerHarness {
   std::shared_ptr<FakeTransport> transport = std::make_shared<FakeTransport>();
   std::shared_ptr<FakeHooks> hooks = std::make_shared<FakeHooks>();
-  std::shared_ptr<FakeTransportFactory> factory =
-      std::make_shared<FakeTransportFactory>(transport);
+  std::shared_ptr<FakeTransportFactory> factory = std::make_shared<FakeTransportFactory>(transport);
   kernel::KernelOptions options;
   std::unique_ptr<kernel::KernelManager> manager;
 

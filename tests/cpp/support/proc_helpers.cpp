@@ -105,8 +105,7 @@ std::optional<std::string> read_all_with_timeout(int fd, std::chrono::millisecon
   }
 }
 
-std::optional<std::uint64_t> status_mask(const std::string& status_text,
-                                         const std::string& field) {
+std::optional<std::uint64_t> status_mask(const std::string& status_text, const std::string& field) {
   std::istringstream in(status_text);
   std::string line;
   const std::string prefix = field + ":";
@@ -119,8 +118,8 @@ std::optional<std::uint64_t> status_mask(const std::string& status_text,
 
 TempDir::TempDir() {
   const char* base = std::getenv("TMPDIR");
-  std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") +
-                        "/o4s-test-XXXXXX";
+  std::string pattern =
+      std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/o4s-test-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
   path_ = pattern;
 }

@@ -53,9 +53,7 @@ std::optional<std::string> read_all_with_timeout(int fd, std::chrono::millisecon
 
 // A hex mask field (SigIgn, SigBlk, ...) from /proc/<pid>/status text.
 std::optional<std::uint64_t> status_mask(const std::string& status_text, const std::string& field);
-inline bool mask_has(std::uint64_t mask, int signum) {
-  return (mask >> (signum - 1)) & 1U;
-}
+inline bool mask_has(std::uint64_t mask, int signum) { return (mask >> (signum - 1)) & 1U; }
 
 // A fresh directory removed (recursively) on destruction.
 class TempDir {

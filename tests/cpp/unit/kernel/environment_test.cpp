@@ -22,24 +22,61 @@ namespace fs = std::filesystem;
 // The allowlists as the spec states them (§6.1), written out independently
 // of the implementation's tables.
 const std::vector<std::string> kRuntimeNames = {
-    "HOME",          "USER",          "LOGNAME",           "SHELL",
-    "PATH",          "TERM",          "COLORTERM",         "NO_COLOR",
-    "LANG",          "LANGUAGE",      "LC_ALL",            "LC_ADDRESS",
-    "LC_COLLATE",    "LC_CTYPE",      "LC_IDENTIFICATION", "LC_MEASUREMENT",
-    "LC_MESSAGES",   "LC_MONETARY",   "LC_NAME",           "LC_NUMERIC",
-    "LC_PAPER",      "LC_TELEPHONE",  "LC_TIME",           "TZ",
-    "TMPDIR",        "TMP",           "TEMP",              "SYSTEMROOT",
-    "WINDIR",        "COMSPEC",       "PATHEXT",           "USERPROFILE",
-    "SSL_CERT_FILE", "SSL_CERT_DIR",  "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
-    "PYTHONUSERBASE", "MPLBACKEND",   "MPLCONFIGDIR",      "OMP_NUM_THREADS",
-    "OMP_THREAD_LIMIT", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
-    "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
-    "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "PATH",
+    "TERM",
+    "COLORTERM",
+    "NO_COLOR",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_ADDRESS",
+    "LC_COLLATE",
+    "LC_CTYPE",
+    "LC_IDENTIFICATION",
+    "LC_MEASUREMENT",
+    "LC_MESSAGES",
+    "LC_MONETARY",
+    "LC_NAME",
+    "LC_NUMERIC",
+    "LC_PAPER",
+    "LC_TELEPHONE",
+    "LC_TIME",
+    "TZ",
+    "TMPDIR",
+    "TMP",
+    "TEMP",
+    "SYSTEMROOT",
+    "WINDIR",
+    "COMSPEC",
+    "PATHEXT",
+    "USERPROFILE",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "PYTHONUSERBASE",
+    "MPLBACKEND",
+    "MPLCONFIGDIR",
+    "OMP_NUM_THREADS",
+    "OMP_THREAD_LIMIT",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "BLIS_NUM_THREADS",
+    "CUDA_VISIBLE_DEVICES",
+    "HIP_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
 };
 
 const std::vector<std::string> kWorkerSettingNames = {
-    "OPENAI4S_ARTIFACTS_ROOTS", "OPENAI4S_DATA_DIR",     "OPENAI4S_DLOPEN_BLOCK_ROOTS",
-    "OPENAI4S_EGRESS",          "OPENAI4S_GUARDS_OFF",   "OPENAI4S_PROVENANCE_OFF",
+    "OPENAI4S_ARTIFACTS_ROOTS",    "OPENAI4S_DATA_DIR",
+    "OPENAI4S_DLOPEN_BLOCK_ROOTS", "OPENAI4S_EGRESS",
+    "OPENAI4S_GUARDS_OFF",         "OPENAI4S_PROVENANCE_OFF",
     "OPENAI4S_SAFETY_AUDIT_HOOK",
 };
 
@@ -49,9 +86,9 @@ const std::vector<std::string> kSecretFragments = {
 };
 
 const std::vector<std::string> kLoaderInjectionNames = {
-    "BASH_ENV",      "ENV",        "NODE_OPTIONS",   "PERL5OPT",  "PYTHONHOME",
-    "PYTHONINSPECT", "PYTHONPATH", "PYTHONSTARTUP",  "R_ENVIRON", "R_ENVIRON_USER",
-    "R_PROFILE",     "R_PROFILE_USER", "RUBYOPT",
+    "BASH_ENV",   "ENV",           "NODE_OPTIONS", "PERL5OPT",       "PYTHONHOME", "PYTHONINSPECT",
+    "PYTHONPATH", "PYTHONSTARTUP", "R_ENVIRON",    "R_ENVIRON_USER", "R_PROFILE",  "R_PROFILE_USER",
+    "RUBYOPT",
 };
 
 // Names synthesised or adjusted by the builder, so a pass-through check
@@ -88,8 +125,8 @@ TEST(NameCanCarryASecretTest, EverySecretFragmentAnywhereInTheName) {
 }
 
 TEST(NameCanCarryASecretTest, LoaderPrefixesAndInjectionNames) {
-  for (const char* name : {"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "LD_", "DYLD_INSERT_LIBRARIES",
-                           "DYLD_LIBRARY_PATH"}) {
+  for (const char* name : {"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "LD_",
+                           "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH"}) {
     EXPECT_TRUE(name_can_carry_a_secret(name)) << name;
   }
   for (const auto& name : kLoaderInjectionNames) {
@@ -218,7 +255,8 @@ struct PathCase {
 
 TEST(BuildKernelEnvironmentTest, PathSelectionWithoutACondaRoot) {
   const std::vector<PathCase> cases = {
-      {"venv interpreter leads", "/usr/bin:/bin", "/opt/venv/bin/python", "/opt/venv/bin:/usr/bin:/bin"},
+      {"venv interpreter leads", "/usr/bin:/bin", "/opt/venv/bin/python",
+       "/opt/venv/bin:/usr/bin:/bin"},
       {"bare interpreter ignored", "/usr/bin:/bin", "python", "/usr/bin:/bin"},
       {"dot-relative ignored", "/usr/bin:/bin", "./python", "/usr/bin:/bin"},
       {"relative ignored", "/usr/bin:/bin", "venv/bin/python", "/usr/bin:/bin"},
@@ -228,7 +266,8 @@ TEST(BuildKernelEnvironmentTest, PathSelectionWithoutACondaRoot) {
       {"root interpreter", "/usr/bin", "/python", "/:/usr/bin"},
       {"empty PATH defaults", "", std::nullopt, "/bin:/usr/bin"},
       {"missing PATH defaults", std::nullopt, std::nullopt, "/bin:/usr/bin"},
-      {"default behind interpreter", std::nullopt, "/opt/py/bin/python3", "/opt/py/bin:/bin:/usr/bin"},
+      {"default behind interpreter", std::nullopt, "/opt/py/bin/python3",
+       "/opt/py/bin:/bin:/usr/bin"},
   };
   for (const auto& c : cases) {
     Fixture f;

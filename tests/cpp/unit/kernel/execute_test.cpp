@@ -37,8 +37,8 @@ TEST(ExecuteTest, SendsOneExecuteFrameAndReturnsTheResponse) {
   EXPECT_EQ(result.value()["stdout"], "2\n");
   auto sent = h.transport->written_frames_of_type("execute");
   ASSERT_EQ(sent.size(), 1U);
-  EXPECT_EQ(sent[0], (Json{{"type", "execute"}, {"id", "my-cell"}, {"code", "1+1"},
-                           {"origin", "system"}}));
+  EXPECT_EQ(sent[0],
+            (Json{{"type", "execute"}, {"id", "my-cell"}, {"code", "1+1"}, {"origin", "system"}}));
 }
 
 TEST(ExecuteTest, AutomaticCellIdsAreFreshUuids) {
@@ -58,14 +58,18 @@ TEST(ExecuteTest, AutomaticCellIdsAreFreshUuids) {
   EXPECT_EQ(ids.size(), 2U);
 }
 
-TEST(ExecuteTest, ResponseIdIsNotChecked) {
-  // Spec §3.6: no id check is made on `response`.
+TEST(ExecuteTest, AResponseForAnotherCellIsDroppedAndCounted) {
+  // Deviation from the reference (spec §3.6 checks no id): a cell that
+  // writes a forged response onto the protocol pipe must not shift every
+  // later result by one cell.
   ManagerHarness h;
   h.started();
   h.transport->push_frame(response_frame("someone-else"));
+  h.transport->push_frame(response_frame());
   auto result = h.execute();
   ASSERT_TRUE(result.ok());
-  EXPECT_EQ(result.value()["id"], "someone-else");
+  EXPECT_EQ(result.value()["id"], kCellId);
+  EXPECT_EQ(h.manager->stale_responses(), 1U);
 }
 
 TEST(ExecuteTest, ChunksAreDeliveredAndFillAnEmptyStdout) {
@@ -156,10 +160,11 @@ TEST(ExecuteTest, LogFramesFeedTheBoundedWorkerLogTail) {
   ManagerHarness h;
   h.started();
   const std::size_t kLogs = proto::kWorkerLogTailEntries + 8;
-  for (std::size_t i = 0; i < kLogs; ++i) h.transport->push_frame(log_frame("msg " + std::to_string(i)));
+  for (std::size_t i = 0; i < kLogs; ++i)
+    h.transport->push_frame(log_frame("msg " + std::to_string(i)));
   h.transport->push_frame(log_frame(std::string(5000, 'L')));
-  h.transport->push_frame(log_frame(""));        // empty: ignored
-  h.transport->push_frame(log_frame(42));        // not a string: ignored
+  h.transport->push_frame(log_frame(""));          // empty: ignored
+  h.transport->push_frame(log_frame(42));          // not a string: ignored
   h.transport->push_frame(Json{{"type", "log"}});  // no msg: ignored
   h.transport->push_frame(response_frame());
   ASSERT_TRUE(h.execute().ok());
@@ -175,7 +180,8 @@ TEST(ExecuteTest, MalformedFramesAreCountedAndSkipped) {
   h.started();
   h.transport->push_line("Traceback (most recent call last):\n");
   h.transport->push_line("{\"type\": \"response\"\n");  // cut JSON
-  h.transport->push_error(make_error(ErrorCode::kProtocol, "oversized frame dropped (over the frame cap)"));
+  h.transport->push_error(
+      make_error(ErrorCode::kProtocol, "oversized frame dropped (over the frame cap)"));
   Json response = response_frame();
   response["stdout"] = "survived";
   h.transport->push_frame(response);
@@ -205,8 +211,8 @@ TEST(ExecuteTest, EmptyAndUnknownFramesAreIgnored) {
 TEST(ExecuteTest, SidecarEventIsReducedToAFixedMarker) {
   ManagerHarness h;
   h.started();
-  h.transport->push_frame(Json{{"type", "skill_sidecar_load"}, {"id", kCellId},
-                               {"event", {{"path", "/secret/place"}}}});
+  h.transport->push_frame(Json{
+      {"type", "skill_sidecar_load"}, {"id", kCellId}, {"event", {{"path", "/secret/place"}}}});
   Json response = response_frame();
   response["skill_sidecar_loads"] = Json::array({{{"worker", "claims"}}});
   h.transport->push_frame(response);
@@ -307,7 +313,34 @@ TEST(ExecuteTest, TransportWithoutAStderrView) {
   auto result = h.execute();
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().code, ErrorCode::kWorkerExited);
-  EXPECT_EQ(result.error().message, "kernel worker exited unexpectedly: ");
+  EXPECT_EQ(result.error().message, "kernel worker exited unexpectedly");
+}
+
+TEST(ExecuteTest, SilentDeathSaysHowTheWorkerEnded) {
+  // Nothing on stderr (a SIGKILL, an OOM kill): the exit status is the only
+  // clue, so it goes into the message instead of an empty tail.
+  const std::vector<std::pair<int, std::string>> cases = {
+      {-9, "kernel worker exited unexpectedly (killed by signal 9)"},
+      {3, "kernel worker exited unexpectedly (exit status 3)"},
+  };
+  for (const auto& [status, message] : cases) {
+    ManagerHarness h;
+    h.started();
+    h.transport->set_exit_status(status);
+    auto result = h.execute();
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.error().message, message);
+  }
+}
+
+TEST(ExecuteTest, StderrTextWinsOverTheExitStatus) {
+  ManagerHarness h;
+  h.started();
+  h.transport->set_stderr(StderrSnapshot{"MemoryError\n", 12, 12, 0, true});
+  h.transport->set_exit_status(1);
+  auto result = h.execute();
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().message, "kernel worker exited unexpectedly: MemoryError\n");
 }
 
 TEST(ExecuteTest, ReadErrorIsReturned) {
@@ -353,7 +386,8 @@ TEST(ExecuteTest, OverriddenReadlineAndSendSeamsCarryTheTransaction) {
   ManagerHarness h;
   h.started();
   std::vector<Json> sent;
-  std::deque<Json> script = {chunk("via seam"), response_frame()};
+  // The seam bypasses the fake transport, so the response names the cell.
+  std::deque<Json> script = {chunk("via seam"), response_frame(kCellId)};
   h.hooks->override_seam(KernelHooks::Seam::kSend, true);
   h.hooks->override_seam(KernelHooks::Seam::kReadline, true);
   h.hooks->send_fn = [&sent](const Json& frame) -> Status {

@@ -55,7 +55,8 @@ TEST(HandshakeTest, InitializeFrameCarriesAFreshIdAndKey) {
   const Json& init = frames[0];
   EXPECT_EQ(init.size(), 3U);
   EXPECT_EQ(init["type"], "initialize");
-  const std::regex id("^initialize-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$");
+  const std::regex id(
+      "^initialize-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$");
   EXPECT_TRUE(std::regex_match(init["id"].get<std::string>(), id)) << init["id"];
   // 32 random bytes as 64 lowercase hex chars.
   const std::regex key("^[0-9a-f]{64}$");
@@ -70,7 +71,8 @@ TEST(HandshakeTest, InitializeFrameCarriesAFreshIdAndKey) {
 
 TEST(HandshakeTest, InitializationErrorFails) {
   auto h = manual([](const Json& init, FakeTransport& t) {
-    t.push_frame(Json{{"type", "initialization_error"}, {"id", init["id"]},
+    t.push_frame(Json{{"type", "initialization_error"},
+                      {"id", init["id"]},
                       {"error", "invalid manager attestation handshake"}});
   });
   expect_failed_and_closed(h, h.make().start(5.0));

@@ -34,8 +34,9 @@ TEST(HostCallTest, SingleKeyErrorDictIsASoftFailure) {
   h.hooks->answer(Json{{"error", "soft failure from host"}});
   h.started();
   Json reply = reply_to(h, host_call());
-  EXPECT_EQ(reply, (Json{{"type", "host_response"}, {"id", "hc-1-1"},
-                         {"error", "soft failure from host"}}));
+  EXPECT_EQ(
+      reply,
+      (Json{{"type", "host_response"}, {"id", "hc-1-1"}, {"error", "soft failure from host"}}));
 }
 
 TEST(HostCallTest, ErrorWithSiblingsIsOrdinaryData) {
@@ -58,8 +59,8 @@ TEST(HostCallTest, NullDataRoundTripsAsData) {
 }
 
 TEST(HostCallTest, NonObjectDataIsReturnedAsIs) {
-  for (const Json& data : {Json::array({1, "two"}), Json("text"), Json(3.5), Json::object(),
-                           Json{{"ok", true}}}) {
+  for (const Json& data :
+       {Json::array({1, "two"}), Json("text"), Json(3.5), Json::object(), Json{{"ok", true}}}) {
     ManagerHarness h;
     h.hooks->answer(data);
     h.started();
@@ -74,8 +75,8 @@ TEST(HostCallTest, DispatcherRaisingBecomesAnErrorReply) {
   h.hooks->answer(DispatchRaised{"unknown method nope"});
   h.started();
   Json reply = reply_to(h, host_call(Json::array(), "nope"));
-  EXPECT_EQ(reply, (Json{{"type", "host_response"}, {"id", "hc-1-1"},
-                         {"error", "unknown method nope"}}));
+  EXPECT_EQ(reply,
+            (Json{{"type", "host_response"}, {"id", "hc-1-1"}, {"error", "unknown method nope"}}));
 }
 
 TEST(HostCallTest, NoDispatcherConfigured) {
@@ -131,9 +132,8 @@ TEST(HostCallTest, NonStringIdIsEchoedUnchanged) {
 TEST(HostCallTest, SeveralCallsInOneCellAreAnsweredInOrder) {
   ManagerHarness h;
   int n = 0;
-  h.hooks->set_dispatcher([&n](const std::string&, const Json&) -> DispatchOutcome {
-    return Json(++n);
-  });
+  h.hooks->set_dispatcher(
+      [&n](const std::string&, const Json&) -> DispatchOutcome { return Json(++n); });
   h.started();
   for (int i = 1; i <= 3; ++i) {
     h.transport->push_frame(Json{{"type", "host_call"}, {"id", "hc-" + std::to_string(i)}});

@@ -43,7 +43,8 @@ TEST(InspectVariablesTest, ReturnsTheMatchingResponse) {
   auto sent = h.transport->written_frames_of_type("inspect_variables");
   ASSERT_EQ(sent.size(), 1U);
   EXPECT_EQ(sent[0]["limit"], 200);
-  const std::regex id("^variables-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$");
+  const std::regex id(
+      "^variables-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$");
   EXPECT_TRUE(std::regex_match(sent[0]["id"].get<std::string>(), id)) << sent[0]["id"];
 }
 
@@ -144,8 +145,7 @@ TEST(InspectVariablesTest, BadRepliesFailWithTheirOwnMessages) {
          t.push_frame(reply);
        },
        ErrorCode::kProtocol, desync},
-      {"other frame type",
-       [](const Json&, FakeTransport& t) { t.push_frame(response_frame()); },
+      {"other frame type", [](const Json&, FakeTransport& t) { t.push_frame(response_frame()); },
        ErrorCode::kProtocol, desync},
       {"error reported",
        [](const Json& req, FakeTransport& t) {

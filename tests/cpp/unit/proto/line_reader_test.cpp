@@ -199,12 +199,12 @@ TEST(LineReaderTest, OversizedLineCutOffByEndOfStream) {
   EXPECT_EQ(reader.oversized_lines(), 1U);
 }
 
-// The reader's buffer starts at 64 KiB. These two tests fill it exactly with
+// The reader's buffer starts at 4 KiB. These two tests fill it exactly with
 // one read, return a complete first line, and leave a partial second line at
 // the end of the buffer, so the next read has to compact the buffer before it
 // can append. The newline search must continue where it left off in the
 // compacted buffer.
-constexpr std::size_t kInitialBuffer = 1 << 16;
+constexpr std::size_t kInitialBuffer = 4096;
 
 TEST(LineReaderTest, PartialLineAtTheEndOfAFullBufferIsCompleted) {
   PacketChannel channel;

@@ -59,8 +59,7 @@ def test_a_symlink_out_of_the_workspace_leads_nowhere(kernel, workspace, tmp_pat
 
 def test_a_tcp_connection_to_a_host_loopback_listener_is_refused(kernel, loopback_listener):
     result = kernel.execute(
-        "import socket\n"
-        f"socket.create_connection(('127.0.0.1', {loopback_listener}), timeout=5)"
+        "import socket\n" f"socket.create_connection(('127.0.0.1', {loopback_listener}), timeout=5)"
     )
     assert "ConnectionRefusedError" in error_of(result)
     status = kernel.sandbox_status

@@ -1,0 +1,170 @@
+// What a sandbox may see and write, decided before bubblewrap runs: the
+// system layout with /etc's secrets masked, the runtime roots derived from an
+// interpreter path, the workspace check, and locating a pids cgroup.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "sandbox/bubblewrap_launcher.h"
+#include "sandbox/pids_cgroup.h"
+#include "sandbox/system_layout.h"
+#include "support/proc_helpers.h"
+
+namespace o4s::sandbox {
+namespace {
+
+using Kind = FsOperation::Kind;
+using o4s::testing::TempDir;
+namespace fs = std::filesystem;
+
+bool has_op(const std::vector<FsOperation>& ops, Kind kind, const std::string& target,
+            const std::string& source = "") {
+  return std::any_of(ops.begin(), ops.end(), [&](const FsOperation& op) {
+    return op.kind == kind && op.target == target && (source.empty() || op.source == source);
+  });
+}
+
+void make_file(const std::string& path, unsigned mode) {
+  std::ofstream(path) << "x";
+  ::chmod(path.c_str(), mode);
+}
+
+TEST(SystemLayoutTest, MergedUsrBecomesSymlinksAndSecretsInEtcAreMasked) {
+  TempDir root;
+  const std::string r = root.path();
+  fs::create_directories(r + "/usr/bin");
+  fs::create_directories(r + "/etc/ssl/private");
+  fs::create_directories(r + "/etc/ssl/certs");
+  fs::create_directories(r + "/sys/devices/system/cpu");
+  fs::create_symlink("usr/bin", r + "/bin");
+  fs::create_symlink("usr/lib", r + "/lib");
+  make_file(r + "/etc/passwd", 0644);
+  make_file(r + "/etc/shadow", 0640);
+  make_file(r + "/etc/ssl/certs/ca.pem", 0644);
+  ::chmod((r + "/etc/ssl/private").c_str(), 0700);
+  make_file(r + "/etc/ssl/private/key.pem", 0600);
+  fs::create_symlink("/etc/shadow", r + "/etc/shadow-link");
+
+  SystemLayout layout = build_system_layout(r);
+  const auto& ops = layout.operations;
+  EXPECT_TRUE(has_op(ops, Kind::kReadOnlyBind, "/usr", r + "/usr"));
+  EXPECT_TRUE(has_op(ops, Kind::kReadOnlyBind, "/etc", r + "/etc"));
+  EXPECT_TRUE(has_op(ops, Kind::kSymlink, "/bin", "usr/bin"));
+  EXPECT_TRUE(has_op(ops, Kind::kSymlink, "/lib", "usr/lib"));
+  EXPECT_FALSE(has_op(ops, Kind::kReadOnlyBind, "/sbin"));  // absent on this root
+  EXPECT_TRUE(has_op(ops, Kind::kReadOnlyBind, "/sys/devices/system/cpu"));
+  EXPECT_TRUE(has_op(ops, Kind::kMaskFile, "/etc/shadow"));
+  EXPECT_TRUE(has_op(ops, Kind::kMaskDir, "/etc/ssl/private"));
+  // A masked directory is not descended into; readable files stay; symlinks
+  // are judged where they point.
+  EXPECT_FALSE(has_op(ops, Kind::kMaskFile, "/etc/ssl/private/key.pem"));
+  EXPECT_FALSE(has_op(ops, Kind::kMaskFile, "/etc/passwd"));
+  EXPECT_FALSE(has_op(ops, Kind::kMaskFile, "/etc/shadow-link"));
+  EXPECT_EQ(layout.masked_secrets, 2U);
+}
+
+TEST(RuntimeRootsTest, AnInterpreterContributesItsLexicalAndResolvedPrefixes) {
+  TempDir dir;
+  const std::string d = dir.path();
+  fs::create_directories(d + "/base/bin");
+  fs::create_directories(d + "/venv/bin");
+  make_file(d + "/base/bin/python3.11", 0755);
+  fs::create_symlink(d + "/base/bin/python3.11", d + "/venv/bin/python");
+  fs::create_directories(d + "/src/pkg");
+
+  auto roots = runtime_roots({d + "/venv/bin/python", d + "/src/pkg", "python3", "", "/"});
+  EXPECT_EQ(roots, (std::vector<std::string>{d + "/venv", d + "/base", d + "/src/pkg"}));
+}
+
+TEST(RuntimeRootsTest, TheFilesystemRootIsNeverARoot) {
+  // /bin/sh's lexical grandparent is "/".
+  auto roots = runtime_roots({"/bin/sh"});
+  EXPECT_EQ(std::count(roots.begin(), roots.end(), "/"), 0);
+}
+
+TEST(CheckWorkspaceTest, RefusesTheRootSystemDirectoriesAndVirtualFilesystems) {
+  auto reason = [](const std::string& path) {
+    Status status = check_workspace(path);
+    if (status.ok()) return std::string("<accepted>");
+    EXPECT_EQ(status.error().code, ErrorCode::kSandboxUnavailable);
+    return status.error().message;
+  };
+  EXPECT_EQ(reason("/"), "the workspace / cannot be sandboxed: it is the filesystem root");
+  EXPECT_EQ(reason("/usr"), "the workspace /usr cannot be sandboxed: it contains /usr");
+  EXPECT_EQ(reason("/etc"), "the workspace /etc cannot be sandboxed: it contains /etc");
+  EXPECT_EQ(reason("/proc/self"),
+            "the workspace /proc/self cannot be sandboxed: it is under /proc");
+  EXPECT_NE(reason("/nonexistent-o4s").find("not a directory"), std::string::npos);
+  TempDir ok;
+  EXPECT_EQ(reason(ok.path()), "<accepted>");
+}
+
+TEST(BubblewrapPrepareTest, AWorkspaceThatHoldsTheRuntimeIsRefused) {
+  TempDir package;
+  BubblewrapLauncher launcher("/usr/bin/bwrap", SandboxSettings{});
+  LaunchSpec spec;
+  spec.request.argv = {"/usr/bin/python3"};
+  spec.workspace = package.path();
+  spec.runtime_paths = {package.path()};
+  auto prepared = launcher.prepare(spec);
+  ASSERT_FALSE(prepared.ok());
+  EXPECT_EQ(prepared.error().code, ErrorCode::kSandboxUnavailable);
+  EXPECT_NE(prepared.error().message.find("choose a workspace outside it"), std::string::npos);
+}
+
+TEST(BubblewrapPrepareTest, TheRequestWrapsTheWorkerAndPointsTemporaryFilesInside) {
+  TempDir workspace;
+  TempDir home;
+  BubblewrapLauncher launcher("/usr/bin/bwrap", SandboxSettings{});
+  LaunchSpec spec;
+  spec.request.argv = {"/usr/bin/python3", "-u", "worker.py"};
+  spec.request.env = {"PATH=/usr/bin", "HOME=" + home.path(), "TMPDIR=/host/tmp"};
+  spec.workspace = workspace.path();
+  auto prepared = launcher.prepare(spec);
+  ASSERT_TRUE(prepared.ok()) << prepared.error().message;
+  const proc::SpawnRequest& request = prepared.value()->request();
+  EXPECT_EQ(request.argv.front(), "/usr/bin/bwrap");
+  auto separator = std::find(request.argv.begin(), request.argv.end(), "--");
+  ASSERT_NE(separator, request.argv.end());
+  EXPECT_EQ(std::vector<std::string>(separator + 1, request.argv.end()), spec.request.argv);
+  EXPECT_EQ(std::count(request.argv.begin(), request.argv.end(), "--new-session"), 0);
+  EXPECT_EQ(request.pass_fds.size(), 2U) << "the info pipe and the seccomp program";
+  auto has_env = [&](const std::string& entry) {
+    return std::find(request.env.begin(), request.env.end(), entry) != request.env.end();
+  };
+  EXPECT_TRUE(has_env("TMPDIR=/tmp"));
+  EXPECT_TRUE(has_env("MPLCONFIGDIR=/tmp/openai4s-matplotlib"));
+  EXPECT_FALSE(has_env("TMPDIR=/host/tmp"));
+  EXPECT_TRUE(has_env("HOME=" + home.path()));
+}
+
+TEST(PidsHierarchyTest, FindsTheCgroupV1PidsControllerUnderItsMount) {
+  const std::string mountinfo =
+      "30 25 0:26 / /sys/fs/cgroup ro,nosuid - tmpfs tmpfs ro,mode=755\n"
+      "38 30 0:33 / /sys/fs/cgroup/pids rw,nosuid - cgroup cgroup rw,pids\n"
+      "39 30 0:34 / /sys/fs/cgroup/memory rw,nosuid - cgroup cgroup rw,memory\n";
+  const std::string cgroup = "8:pids:/user.slice\n4:memory:/x\n0::/\n";
+  auto located = locate_pids_hierarchy(mountinfo, cgroup);
+  ASSERT_TRUE(located.ok()) << located.error().message;
+  EXPECT_EQ(located->first, "/sys/fs/cgroup/pids/user.slice");
+  EXPECT_EQ(located->second, "cgroup v1");
+}
+
+TEST(PidsHierarchyTest, FallsBackToTheUnifiedHierarchyAndHonoursMountRoots) {
+  const std::string mountinfo =
+      "29 24 0:25 /ctr /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n";
+  auto located = locate_pids_hierarchy(mountinfo, "0::/ctr/job\n");
+  ASSERT_TRUE(located.ok()) << located.error().message;
+  EXPECT_EQ(located->first, "/sys/fs/cgroup/job");
+  EXPECT_EQ(located->second, "cgroup v2");
+  // Our cgroup lies outside the mounted subtree: nothing usable.
+  EXPECT_FALSE(locate_pids_hierarchy(mountinfo, "0::/elsewhere\n").ok());
+  EXPECT_FALSE(locate_pids_hierarchy("", "0::/\n").ok());
+}
+
+}  // namespace
+}  // namespace o4s::sandbox
