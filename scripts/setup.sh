@@ -31,6 +31,12 @@ fi
 # The package is found from its source tree: no pip, no install step.
 site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 echo "$(pwd)/python" > "$site/openai4s-source.pth"
+# The `openai4s` command (e.g. `.venv/bin/openai4s repl`), without pip.
+cat > .venv/bin/openai4s <<'LAUNCHER'
+#!/bin/sh
+exec "$(dirname "$0")/python" -m openai4s "$@"
+LAUNCHER
+chmod +x .venv/bin/openai4s
 
 if [ ! -f build/release/build.ninja ]; then
   cmake --preset release -DPython_EXECUTABLE="$(pwd)/.venv/bin/python" >/dev/null
