@@ -50,21 +50,25 @@ std::string sha256_hex(std::string_view data) {
   return digest.hex_digest();
 }
 
-Result<std::string> sha256_file(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return system_error("open " + path, errno);
+Result<std::string> sha256_fd(int fd, const std::string& what) {
   Sha256 digest;
   std::vector<char> buffer(1 << 20);
   for (;;) {
-    ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
+    ssize_t n = ::read(fd, buffer.data(), buffer.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      return system_error("read " + path, errno);
+      return system_error("read " + what, errno);
     }
     if (n == 0) break;
     digest.update(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
   }
   return digest.hex_digest();
+}
+
+Result<std::string> sha256_file(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return system_error("open " + path, errno);
+  return sha256_fd(fd.get(), path);
 }
 
 }  // namespace o4s

@@ -28,5 +28,7 @@ class Sha256 {
 
 // Hashes a regular file in 1 MiB chunks.
 Result<std::string> sha256_file(const std::string& path);
+// Hashes what is left to read of an open fd (borrowed), in 1 MiB chunks.
+Result<std::string> sha256_fd(int fd, const std::string& what);
 
 }  // namespace o4s

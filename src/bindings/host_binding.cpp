@@ -127,9 +127,23 @@ void register_store(py::module_& m) {
           py::arg("frame_id") = py::none(), py::arg("result") = py::none());
 }
 
+// Read with the GIL held: os.environ's writers (putenv) hold it too.
+host::HostSettings current_settings() {
+  py::object environ = py::module_::import("os").attr("environ");
+  auto get = [&](const char* name, const char* fallback) {
+    return py::str(environ.attr("get")(name, fallback)).cast<std::string>();
+  };
+  host::HostSettings settings;
+  settings.unattended_approval = get("OPENAI4S_UNATTENDED_APPROVAL", "deny");
+  settings.egress_mode = get("OPENAI4S_EGRESS", "");
+  settings.bash_allowed_roots = get("OPENAI4S_BASH_ALLOWED_ROOTS", "");
+  return settings;
+}
+
 host::CallContext make_context(py::object frame_id, py::object generation,
                                py::object action_context, py::object authorize) {
   host::CallContext context;
+  context.settings = current_settings();
   context.frame_id = optional_string(frame_id);
   context.bash_generation = optional_string(generation);
   if (!action_context.is_none()) context.action_context = to_json(action_context);

@@ -54,13 +54,35 @@ void PyKernelHooks::set_overridden(Seam seam, bool value) {
 
 namespace {
 
+// An interned attribute name, made once: the dispatch path looks the same
+// names up on every host call. Never freed (it lives as long as the module).
+PyObject* interned(const char* text) {
+  PyObject* name = PyUnicode_InternFromString(text);
+  if (name == nullptr) throw py::error_already_set();
+  return name;
+}
+
+// getattr(object, name, None) without hasattr's cost: a miss on a plain
+// object sets no AttributeError at all, where py::hasattr builds and
+// discards one per call. Like hasattr, any failure counts as absent.
+py::object optional_attr(py::handle object, PyObject* name) {
+  PyObject* result = nullptr;
+#if PY_VERSION_HEX >= 0x030D0000
+  int found = PyObject_GetOptionalAttr(object.ptr(), name, &result);
+#else
+  int found = _PyObject_LookupAttr(object.ptr(), name, &result);
+#endif
+  if (found < 0) PyErr_Clear();
+  if (found <= 0) return py::object();
+  return py::reinterpret_steal<py::object>(result);
+}
+
 // Enters the dispatcher's optional binding context managers, in the order
 // the spec gives, and leaves them in reverse whatever happens.
 class DispatcherBindings {
  public:
-  void enter_if_present(const py::object& dispatcher, const char* name, const py::object& arg) {
-    if (!py::hasattr(dispatcher, name)) return;
-    py::object manager = dispatcher.attr(name)(arg);
+  void enter(const py::object& binder, const py::object& arg) {
+    py::object manager = binder(arg);
     manager.attr("__enter__")();
     entered_.push_back(std::move(manager));
   }
@@ -96,12 +118,18 @@ kernel::DispatchOutcome PyKernelHooks::dispatch(const std::string& method, const
     if (kernel.is_none()) return kernel::NoDispatcher{};
     py::object dispatcher = kernel.attr("dispatcher");
     if (dispatcher.is_none()) return kernel::NoDispatcher{};
+    static PyObject* const bash_name = interned("bind_bash_generation");
+    static PyObject* const action_name = interned("bind_action_context");
+    static PyObject* const sandbox_name = interned("bind_sandbox_status");
     DispatcherBindings bindings;
-    bindings.enter_if_present(dispatcher, "bind_bash_generation",
-                              py::str(context.authorization_generation));
-    bindings.enter_if_present(dispatcher, "bind_action_context", py::dict());
-    if (py::hasattr(dispatcher, "bind_sandbox_status")) {
-      bindings.enter_if_present(dispatcher, "bind_sandbox_status", kernel.attr("sandbox_status"));
+    if (py::object bind = optional_attr(dispatcher, bash_name)) {
+      bindings.enter(bind, py::str(context.authorization_generation));
+    }
+    if (py::object bind = optional_attr(dispatcher, action_name)) {
+      bindings.enter(bind, py::dict());
+    }
+    if (py::object bind = optional_attr(dispatcher, sandbox_name)) {
+      bindings.enter(bind, kernel.attr("sandbox_status"));
     }
     py::object result = dispatcher(py::str(method), to_python(args));
     Json data = to_json(result);

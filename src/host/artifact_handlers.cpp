@@ -60,34 +60,28 @@ Result<Json> HostDispatcher::save_artifact(const Json& spec, const CallContext& 
   auto workspace_path = workspace(context.frame_id);
   if (!workspace_path) return std::move(workspace_path).error();
   std::string requested = string_field(spec, "path");
-  auto source = resolve_in_workspace(workspace_path.value(), requested);
+  auto source = open_regular_inside(workspace_path.value(), requested);
   if (!source) {
     Error error = std::move(source).error();
-    if (error.sys_errno == ENOENT) error.code = ErrorCode::kSystem;
-    return error;
-  }
-  struct stat info {};
-  if (::stat(source->c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
-    Error error = make_error(ErrorCode::kSystem, "save_artifact: no such file: " + *source);
-    error.sys_errno = ENOENT;
+    if (error.sys_errno == ENOENT) error.message = "save_artifact: " + error.message;
     return error;
   }
   std::string filename = string_field(spec, "filename");
-  if (filename.empty()) filename = basename_of(*source);
+  if (filename.empty()) filename = basename_of(source->path);
 
   std::error_code ec;
   std::filesystem::create_directories(config_.artifacts_dir, ec);
   std::string snapshot = config_.artifacts_dir + "/v-" + random_hex(6) + "__" +
                          sanitize_filename(filename);
   long long size = 0;
-  auto checksum = copy_and_hash(*source, snapshot, &size);
+  auto checksum = copy_and_hash(source->fd.get(), snapshot, &size);
   if (!checksum) {
     ::unlink(snapshot.c_str());
     return std::move(checksum).error();
   }
 
   store::CellArtifact artifact;
-  artifact.path = *source;
+  artifact.path = source->path;
   artifact.filename = filename;
   artifact.content_type = optional_field(spec, "content_type");
   artifact.size_bytes = size;
@@ -129,27 +123,22 @@ Result<Json> HostDispatcher::prov_record(const Json& spec, const CallContext& co
   auto workspace_path = workspace(context.frame_id);
   if (!workspace_path) return Json{{"error", "prov_record: " + workspace_path.error().message}};
   std::string requested = string_field(spec, "path");
-  auto resolved = resolve_in_workspace(workspace_path.value(), requested);
-  if (!resolved) {
-    if (resolved.error().sys_errno == ENOENT) {
+  auto opened = open_regular_inside(workspace_path.value(), requested);
+  if (!opened) {
+    if (opened.error().sys_errno == ENOENT) {
       return Json{{"error", "prov_record: no such output file: " + requested}};
     }
-    return Json{{"error", "prov_record: " + resolved.error().message}};
+    return Json{{"error", "prov_record: " + opened.error().message}};
   }
-  auto checksum = sha256_file(*resolved);
+  auto checksum = sha256_fd(opened->fd.get(), requested);
   if (!checksum) {
-    if (checksum.error().sys_errno == ENOENT) {
-      return Json{{"error", "prov_record: no such output file: " + requested}};
-    }
     return Json{{"error", "prov_record: " + requested + ": " + checksum.error().message}};
   }
-  struct stat info {};
-  ::stat(resolved->c_str(), &info);
   store::CellArtifact artifact;
-  artifact.path = *resolved;
+  artifact.path = opened->path;
   artifact.filename = string_field(spec, "filename");
-  if (artifact.filename.empty()) artifact.filename = basename_of(*resolved);
-  artifact.size_bytes = static_cast<std::int64_t>(info.st_size);
+  if (artifact.filename.empty()) artifact.filename = basename_of(opened->path);
+  artifact.size_bytes = static_cast<std::int64_t>(opened->size);
   artifact.checksum = checksum.value();
   artifact.producing_cell_id = optional_field(spec, "execution_cell_id");
   if (!artifact.producing_cell_id) artifact.producing_cell_id = optional_field(spec, "producing_cell_id");

@@ -17,11 +17,6 @@ namespace fs = std::filesystem;
 
 constexpr int kErrorKindBase = 1000;
 
-std::string env_or(const char* name, const char* fallback) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : fallback;
-}
-
 std::string lower_trimmed(std::string text) {
   auto first = text.find_first_not_of(" \t\r\n");
   auto last = text.find_last_not_of(" \t\r\n");
@@ -30,15 +25,15 @@ std::string lower_trimmed(std::string text) {
   return text;
 }
 
-bool egress_allowlist_mode() {
-  std::string mode = lower_trimmed(env_or("OPENAI4S_EGRESS", ""));
+bool egress_allowlist_mode(const HostSettings& settings) {
+  std::string mode = lower_trimmed(settings.egress_mode);
   return mode == "allowlist" || mode == "allow_list" || mode == "on" || mode == "1" ||
          mode == "enforce";
 }
 
-std::vector<std::string> allowed_roots_from_env() {
+std::vector<std::string> allowed_roots(const HostSettings& settings) {
   std::vector<std::string> roots;
-  std::stringstream entries(env_or("OPENAI4S_BASH_ALLOWED_ROOTS", ""));
+  std::stringstream entries(settings.bash_allowed_roots);
   std::string entry;
   while (std::getline(entries, entry, ':')) {
     if (entry.find_first_not_of(" \t") != std::string::npos) roots.push_back(entry);
@@ -140,8 +135,8 @@ Json HostDispatcher::authorize_bash(const Json& spec, const CallContext& context
   bash.workspace = workspace_path ? workspace_path.value() : std::string();
   bash.frame_id = context.frame_id;
   bash.generation = context.bash_generation;
-  bash.allowed_roots = allowed_roots_from_env();
-  bash.egress_allowlist = egress_allowlist_mode();
+  bash.allowed_roots = allowed_roots(context.settings);
+  bash.egress_allowlist = egress_allowlist_mode(context.settings);
   return bash_.authorize(spec, bash);
 }
 
@@ -171,9 +166,10 @@ void HostDispatcher::register_handlers() {
                                                        const CallContext&) -> Result<Json> {
     return record_bash(first_spec(args));
   };
-  handlers_["egress_check"] = [first_spec](const Json& args, const CallContext&) -> Result<Json> {
+  handlers_["egress_check"] = [first_spec](const Json& args,
+                                           const CallContext& context) -> Result<Json> {
     Json spec = first_spec(args);
-    if (egress_allowlist_mode() && spec.contains("domains") && spec["domains"].is_array()) {
+    if (egress_allowlist_mode(context.settings) && spec.contains("domains") && spec["domains"].is_array()) {
       for (const Json& domain : spec["domains"]) {
         if (!domain.is_string()) continue;
         std::string host = domain.get<std::string>();
@@ -233,8 +229,9 @@ Result<Json> HostDispatcher::call(const std::string& method, const Json& args,
                              "blocked: " +
                                  *secret}};
   } else if (auto tool = gated_tool(method)) {
-    GateVerdict verdict = gate(*config_.store, context.frame_id, *tool,
-                               permission_target(method, decoded), context.action_context);
+    GateVerdict verdict =
+        gate(*config_.store, context.frame_id, *tool, permission_target(method, decoded),
+             context.action_context, lower_trimmed(context.settings.unattended_approval));
     row.permission_decision_id = verdict.decision_id;
     if (!verdict.allow) {
       outcome = Json{{"error", "Permission denied: " +

@@ -27,8 +27,18 @@ struct DispatcherConfig {
   std::string artifacts_dir;             // artifact snapshots
 };
 
+// Host policy read from the process environment by the embedder, where it
+// can read it safely (the Python binding holds the GIL, which guards
+// os.environ's setenv; the C++ core never calls getenv mid-request).
+struct HostSettings {
+  std::string unattended_approval = "deny";  // OPENAI4S_UNATTENDED_APPROVAL
+  std::string egress_mode;                   // OPENAI4S_EGRESS
+  std::string bash_allowed_roots;            // OPENAI4S_BASH_ALLOWED_ROOTS (':'-separated)
+};
+
 // Per-call state the embedder binds (the Python API's thread-local bindings).
 struct CallContext {
+  HostSettings settings;
   std::optional<std::string> frame_id;
   std::optional<std::string> bash_generation;
   Json action_context = Json::object();

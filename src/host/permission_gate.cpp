@@ -39,16 +39,6 @@ std::string url_host(const std::string& url) {
   return rest.empty() ? url : rest;
 }
 
-std::string unattended_policy() {
-  const char* value = std::getenv("OPENAI4S_UNATTENDED_APPROVAL");
-  std::string policy = value != nullptr ? value : "deny";
-  policy.erase(0, policy.find_first_not_of(" \t"));
-  policy.erase(policy.find_last_not_of(" \t") + 1);
-  std::transform(policy.begin(), policy.end(), policy.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return policy;
-}
-
 }  // namespace
 
 std::optional<std::string> gated_tool(const std::string& method) {
@@ -96,7 +86,8 @@ std::string permission_target(const std::string& method, const Json& args) {
 }
 
 GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id,
-                 const std::string& tool, const std::string& target, const Json& action_context) {
+                 const std::string& tool, const std::string& target, const Json& action_context,
+                 const std::string& unattended_policy) {
   std::string root = frame_id.value_or("");
   std::string project = "default";
   if (auto scope = store.resolve_frame_scope(frame_id)) {
@@ -139,7 +130,7 @@ GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id
   // No interactive channel exists yet: the unattended policy decides.
   store::PermissionResolution resolution;
   resolution.resolution_context = "unattended";
-  bool allow = unattended_policy() == "allow";
+  bool allow = unattended_policy == "allow";
   if (allow) {
     resolution.state = "allowed";
     resolution.scope = "once";

@@ -24,8 +24,10 @@ std::optional<std::string> gated_tool(const std::string& method);
 // The string the rule patterns are matched against (§4.1 table).
 std::string permission_target(const std::string& method, const nlohmann::json& decoded_args);
 
+// unattended_policy: "allow" resolves an ask with no interactive channel as
+// allowed; anything else denies (OPENAI4S_UNATTENDED_APPROVAL, lower-cased).
 GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id,
                  const std::string& tool, const std::string& target,
-                 const nlohmann::json& action_context);
+                 const nlohmann::json& action_context, const std::string& unattended_policy);
 
 }  // namespace o4s::host

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "base/result.h"
+#include "base/unique_fd.h"
 
 namespace o4s::host {
 
@@ -18,9 +19,20 @@ std::string sanitize_filename(const std::string& name);
 
 std::string basename_of(const std::string& path);
 
-// Copies a regular file, hashing it on the way (one pass); returns the hex
-// SHA-256 and writes the size.
-Result<std::string> copy_and_hash(const std::string& from, const std::string& to,
-                                  long long* size_bytes);
+struct OpenedFile {
+  UniqueFd fd;
+  std::string path;  // where the open fd really is (from /proc/self/fd)
+  long long size = 0;
+};
+
+// Opens a regular file inside the workspace once, and proves it from the
+// open fd (no check-then-use): the final component is not followed if it is
+// a symlink, a FIFO or device is refused without blocking, and the fd's real
+// path must be inside the workspace, whatever was swapped meanwhile.
+Result<OpenedFile> open_regular_inside(const std::string& workspace, const std::string& path);
+
+// Copies what is left of an open file (borrowed fd) into a new file `to`,
+// hashing it on the way (one pass); returns the hex SHA-256.
+Result<std::string> copy_and_hash(int from_fd, const std::string& to, long long* size_bytes);
 
 }  // namespace o4s::host

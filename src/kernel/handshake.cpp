@@ -93,6 +93,11 @@ Status KernelManager::handshake(const std::shared_ptr<Transport>& transport, dou
   if (!transport->close(true)) transport->kill();
   std::string message = "kernel worker attestation initialization failed";
   if (timed_out) message += " after " + format_seconds(timeout_s) + "s deadline";
+  if (failure && !failure->cause) {
+    // A native failure (EPIPE, a read error) has no foreign exception to
+    // chain, so its words go into the message instead of being lost.
+    message += ": " + failure->message;
+  }
   Error error = make_error(ErrorCode::kHandshake, std::move(message));
   if (failure) error.cause = failure->cause;
   return error;

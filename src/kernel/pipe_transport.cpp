@@ -1,5 +1,6 @@
 #include "kernel/pipe_transport.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -64,9 +65,21 @@ void PipeTransport::close_input() {
   stdin_.reset();
 }
 
+void PipeTransport::offer_shutdown_frame() {
+  std::unique_lock lock(write_mutex_, milliseconds(200));
+  if (!lock.owns_lock() || !stdin_) return;
+  static constexpr std::string_view kShutdown = "{\"type\":\"shutdown\"}\n";
+  int flags = ::fcntl(stdin_.get(), F_GETFL);
+  ::fcntl(stdin_.get(), F_SETFL, flags | O_NONBLOCK);
+  // A short write leaves half a frame, but the ladder below ends the worker
+  // regardless; the frame is only the polite first rung.
+  [[maybe_unused]] ssize_t n = ::write(stdin_.get(), kShutdown.data(), kShutdown.size());
+  ::fcntl(stdin_.get(), F_SETFL, flags);
+}
+
 Status PipeTransport::close(bool graceful) {
   if (graceful && alive()) {
-    (void)write_line("{\"type\":\"shutdown\"}\n");
+    offer_shutdown_frame();
     if (!child_->wait_exit(milliseconds(3000))) {
       // A worker busy in a cell never reads the shutdown frame; its SIGINT
       // handler turns this into the cell's interrupt, then it reads it.

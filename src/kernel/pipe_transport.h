@@ -39,9 +39,12 @@ class PipeTransport final : public Transport {
   PipeTransport(std::unique_ptr<proc::ChildProcess> child, UniqueFd stdin_write,
                 UniqueFd stdout_read, std::shared_ptr<proc::StderrTail> tail);
   void close_input();
+  // Best effort, never blocks: a writer stuck on a full pipe (a worker that
+  // stopped reading) must not hold the kill ladder hostage.
+  void offer_shutdown_frame();
 
   std::unique_ptr<proc::ChildProcess> child_;
-  std::mutex write_mutex_;
+  std::timed_mutex write_mutex_;
   UniqueFd stdin_;  // guarded by write_mutex_
   // Kept open until destruction: closing it under a blocked reader would let
   // the number be reused beneath that read.

@@ -67,7 +67,15 @@ Result<SupervisedChild> ProcessSupervisor::spawn(const SpawnRequest& request,
   if (on_supervisor_thread()) return work();
   std::promise<Result<SupervisedChild>> promise;
   auto future = promise.get_future();
-  post([&] { promise.set_value(work()); });
+  post([&] {
+    // An exception (bad_alloc building argv) must reach the caller, not
+    // escape the supervisor loop and terminate the host.
+    try {
+      promise.set_value(work());
+    } catch (...) {
+      promise.set_exception(std::current_exception());
+    }
+  });
   return future.get();
 }
 
@@ -89,7 +97,10 @@ void ProcessSupervisor::drain(int fd) {
   auto it = watched_.find(fd);
   if (it == watched_.end()) return;
   char buffer[8192];
-  for (;;) {
+  // A bounded number of reads per wakeup: epoll is level-triggered, so a
+  // worker writing stderr nonstop is served again next round instead of
+  // holding the thread every other kernel's spawn waits on.
+  for (int reads = 0; reads < 16; ++reads) {
     ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n > 0) {
       it->second.tail->append(std::string_view(buffer, static_cast<std::size_t>(n)));

@@ -8,9 +8,48 @@ std::string encode_frame(const Json& frame) {
   return line;
 }
 
+namespace {
+
+// Deepest array/object nesting a frame may have. Every consumer of a frame
+// (the Python conversion, dump() for audit previews) recurses per level, so a
+// cell writing `[[[[...` onto the protocol pipe must be refused here, by a
+// linear scan, before anything recursive sees it.
+constexpr int kMaxFrameDepth = 256;
+
+bool nested_too_deep(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxFrameDepth) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 Result<Json> decode_frame(std::string_view line) {
   if (line.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Json::object();
+  }
+  if (nested_too_deep(line)) {
+    return make_error(ErrorCode::kProtocol, "malformed frame: nested too deep");
   }
   Json parsed = Json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) {

@@ -101,3 +101,35 @@ def test_unknown_methods_raise_and_leave_no_audit_row(dispatcher):
     with pytest.raises(ValueError, match="unknown host method: 'bash'"):
         dispatcher("bash", [{"command": "echo"}])
     assert audit_rows(dispatcher) == []
+
+
+def test_a_fifo_or_a_symlinked_secret_is_refused_without_hanging_the_host(
+    dispatcher, workspace, tmp_path
+):
+    """The host hashes what a cell names; a FIFO must not block it (the
+    kernel would be wedged with the transaction held) and a symlink must not
+    lead it out of the workspace."""
+    os.mkfifo(workspace / "pipe.csv")
+    outside = tmp_path / "credentials"
+    outside.write_text("secret")
+    (workspace / "link.csv").symlink_to(outside)
+    with Kernel(dispatcher=dispatcher, cwd=workspace) as k:
+        result = k.execute(
+            "for name in ('pipe.csv', 'link.csv'):\n"
+            "    try:\n"
+            "        host.save_artifact(name)\n"
+            "    except RuntimeError as e:\n"
+            "        print(name, 'refused:', e)\n"
+            "try:\n"
+            "    host._call('prov_record', [{'path': 'pipe.csv', 'filename': 'pipe.csv',\n"
+            "        'input_version_ids': [], 'producing_cell_id': 'c'}])\n"
+            "except RuntimeError as e:\n"
+            "    print('prov_record refused:', e)\n"
+        )
+    assert result["error"] is None, result
+    lines = result["stdout"].splitlines()
+    assert lines[0].startswith("pipe.csv refused:") and "not a regular file" in lines[0]
+    assert lines[1].startswith("link.csv refused:") and "escapes the workspace" in lines[1]
+    assert "no such output file: pipe.csv" in lines[2]
+    count = dispatcher.store._conn.execute("SELECT COUNT(*) FROM artifact_versions").fetchone()
+    assert count[0] == 0

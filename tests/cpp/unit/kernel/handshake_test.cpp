@@ -117,15 +117,18 @@ TEST(HandshakeTest, EndOfStreamFails) {
   expect_failed_and_closed(h, h.make().start(5.0));
 }
 
+// A native failure has no foreign cause to chain, so its words must be in
+// the message rather than lost.
 TEST(HandshakeTest, ReadErrorFails) {
   auto h = manual([](const Json&, FakeTransport& t) { t.push_error(system_error("read", EIO)); });
-  expect_failed_and_closed(h, h.make().start(5.0));
+  expect_failed_and_closed(h, h.make().start(5.0), std::string(kFailed) + ": read: EIO");
 }
 
 TEST(HandshakeTest, WriteErrorFails) {
   ManagerHarness h;
   h.transport->fail_writes(system_error("write protocol pipe", EPIPE));
-  expect_failed_and_closed(h, h.make().start(5.0));
+  expect_failed_and_closed(h, h.make().start(5.0),
+                           std::string(kFailed) + ": write protocol pipe: EPIPE");
 }
 
 TEST(HandshakeTest, FailureCarriesTheCauseOfTheUnderlyingError) {

@@ -64,15 +64,27 @@ TEST(DecodeFrameTest, GarbageIsAProtocolError) {
   }
 }
 
-TEST(DecodeFrameTest, DeepNestingDoesNotOverflowTheStack) {
-  // A hostile worker controls frame contents; a recursive parser (or a
-  // recursive destructor) would let it crash the host with one line.
+TEST(DecodeFrameTest, DeepNestingIsRefusedBeforeAnythingRecursesOnIt) {
+  // A hostile cell can write onto the protocol pipe; every consumer of a
+  // frame (the Python conversion, dump()) recurses per level, so one line
+  // of brackets must be a counted protocol error, not a host crash.
   constexpr std::size_t kDepth = 200'000;
   std::string line(kDepth, '[');
   line.append(kDepth, ']');
   auto decoded = decode_frame(line);
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_EQ(decoded.error().code, ErrorCode::kProtocol);
+  EXPECT_EQ(decoded.error().message, "malformed frame: nested too deep");
+}
+
+TEST(DecodeFrameTest, ModerateNestingAndBracketsInsideStringsDecode) {
+  std::string line(200, '[');
+  line.append(200, ']');
+  EXPECT_TRUE(decode_frame(line).ok());
+  std::string text = "{\"msg\":\"" + std::string(1000, '[') + "\\\"\"}";
+  auto decoded = decode_frame(text);
   ASSERT_TRUE(decoded.ok());
-  EXPECT_TRUE(decoded.value().is_array());
+  EXPECT_EQ(decoded.value()["msg"].get<std::string>().size(), 1001U);
 }
 
 TEST(DecodeFrameTest, NonObjectValuesDecode) {
