@@ -15,6 +15,7 @@ class CellResult:
     interrupted: bool
     streamed_chars: int  # stdout characters handed to on_stream while the cell ran
     aborted: bool = False  # the kernel refused to run the cell (ipykernel's stop_on_error)
+    spilled_bytes: int = 0  # size of the file the cell's overflowing stdout went to (0: none)
 
 
 class KernelSession:

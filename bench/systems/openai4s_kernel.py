@@ -40,14 +40,15 @@ def start(cwd, sandbox="off"):
     from openai4s.kernel import Kernel
 
     with _sandbox_mode(sandbox):
-        return Openai4sSession(Kernel(dispatcher=_pong_dispatcher, cwd=cwd))
+        return Openai4sSession(Kernel(dispatcher=_pong_dispatcher, cwd=cwd), cwd)
 
 
 class Openai4sSession(KernelSession):
     name = "openai4s"
 
-    def __init__(self, kernel):
+    def __init__(self, kernel, cwd):
         self._kernel = kernel
+        self._cwd = cwd if cwd is not None else os.getcwd()
 
     def execute(self, code, on_stream=None, stdin_reply=None, timeout=120.0):
         # stdin_reply is unused: the host-RPC cell calls host._call instead of
@@ -67,7 +68,17 @@ class Openai4sSession(KernelSession):
             error=response.get("error"),
             interrupted=bool(response.get("interrupted")),
             streamed_chars=streamed[0],
+            spilled_bytes=self._spilled_bytes(response.get("stdout_file")),
         )
+
+    def _spilled_bytes(self, path):
+        # Read after the timed call returned: the size costs the cell nothing.
+        if not path:
+            return 0
+        try:
+            return os.path.getsize(os.path.join(self._cwd, path))
+        except OSError:
+            return 0
 
     def interrupt(self):
         self._kernel.interrupt()

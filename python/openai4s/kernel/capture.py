@@ -1,4 +1,8 @@
-"""Bounded capture of a Cell's stdout/stderr, and live stdout streaming."""
+"""Bounded capture of a Cell's stdout/stderr, and live stdout streaming.
+
+With a SpillFile, a stream that passes the cap also goes, whole, to a file
+in the workspace, and the truncation marker names that file.
+"""
 
 import io
 
@@ -18,6 +22,11 @@ def cap_text(text: str) -> str:
     return text[:MAX_OUTPUT_CHARS] + TRUNCATION_MARKER
 
 
+def spill_marker(path: str) -> str:
+    """The marker of a stream whose full text is in ``path``."""
+    return TRUNCATION_MARKER[:-1] + f"; full output in {path})"
+
+
 class BoundedBuffer(io.StringIO):
     """A StringIO (Cell code may rely on that surface) that keeps the head.
 
@@ -28,11 +37,12 @@ class BoundedBuffer(io.StringIO):
     # Libraries consult sys.stdout.encoding; StringIO reports None.
     encoding = "utf-8"
 
-    def __init__(self, limit: int = MAX_OUTPUT_CHARS) -> None:
+    def __init__(self, limit: int = MAX_OUTPUT_CHARS, spill=None) -> None:
         super().__init__()
         self._limit = limit
         self._length = 0
         self._final = None
+        self._spill = spill
         self.truncated = False
 
     def write(self, s):
@@ -51,7 +61,27 @@ class BoundedBuffer(io.StringIO):
         if room > 0:
             super().write(s[:room])
             self._length = self._limit
-        self.truncated = True
+        else:
+            room = 0
+        spill = self._spill
+        if not self.truncated:
+            self.truncated = True
+            if spill is not None and spill.start(self._text()):
+                spill.write(s[room:])
+        elif spill is not None:
+            spill.write(s)
+
+    def _text(self) -> str:
+        return self._final if self.closed else self.getvalue()
+
+    @property
+    def spill_path(self):
+        """Workspace-relative path of the spill file, or None."""
+        return None if self._spill is None else self._spill.path
+
+    def end_spill(self) -> None:
+        if self._spill is not None:
+            self._spill.end()
 
     def close(self) -> None:
         # A Cell may close sys.stdout; what it printed is still its output.
@@ -60,9 +90,16 @@ class BoundedBuffer(io.StringIO):
         super().close()
 
     def captured(self) -> str:
-        text = self._final if self.closed else self.getvalue()
+        text = self._text()
         if self.truncated:
-            text += TRUNCATION_MARKER
+            path = self.spill_path
+            if path is None:
+                return text + TRUNCATION_MARKER
+            # The head gives up room for the file's name, so the text stays
+            # within the cap plus the plain marker's length (the frame bound).
+            marker = spill_marker(path)
+            keep = self._limit + len(TRUNCATION_MARKER) - len(marker)
+            return text[: max(keep, 0)] + marker
         return text
 
 
@@ -74,8 +111,8 @@ class StreamingStdout(BoundedBuffer):
     print can never put an unbounded line on the protocol pipe.
     """
 
-    def __init__(self, cell_id, write_line) -> None:
-        super().__init__()
+    def __init__(self, cell_id, write_line, spill=None) -> None:
+        super().__init__(spill=spill)
         # The frame is assembled here rather than serialised as a dict: a
         # loop of prints is one frame per write, and this is its whole cost.
         self._head = '{"type":"stdout_chunk","id":' + dumps(cell_id) + ',"text":'
@@ -100,9 +137,14 @@ class StreamingStdout(BoundedBuffer):
             self._streamed += len(piece)
             for start in range(0, len(piece), CHUNK_CHARS):
                 self._send(piece[start : start + CHUNK_CHARS])
-        if self._streamed >= MAX_OUTPUT_CHARS and not self._marker_sent:
+            if len(s) <= budget:
+                return
+        # Only once something is actually dropped: by then any spill file
+        # exists (_retain ran first), so the marker can name it.
+        if not self._marker_sent:
             self._marker_sent = True
-            self._send(TRUNCATION_MARKER)
+            path = self.spill_path
+            self._send(TRUNCATION_MARKER if path is None else spill_marker(path))
 
     def _send(self, text: str) -> None:
         self._write_line(self._head + json_string(text) + "}\n")

@@ -6,6 +6,10 @@ import time
 
 from openai4s.kernel.protocol import DISCARD_BUDGET, HOST_CALL_WIRE_CAP, dumps
 
+# Bound once: the module-level json.loads is wrapped by provenance (for Cell
+# code's lineage), a per-call cost the host's own answers never need.
+_decode = json.JSONDecoder().decode
+
 #: Frames only the main loop may consume.
 _REQUESTS = frozenset({"execute", "inspect_variables", "shutdown"})
 #: Methods whose first argument is stamped with the running Cell's identity.
@@ -72,7 +76,7 @@ class HostChannel:
             if line == "":
                 raise RuntimeError("host channel closed during host_call")
             try:
-                frame = json.loads(line)
+                frame = _decode(line)
             except ValueError:
                 frame = None
             if self._is_main_loop_request(frame):

@@ -25,6 +25,7 @@ if __name__ == "__main__":
 
     sys.exit(_worker.main())
 
+import _signal
 import builtins
 import json
 import signal
@@ -35,6 +36,7 @@ from openai4s.kernel.capture import BoundedBuffer, StreamingStdout, cap_text
 from openai4s.kernel.files_read import ReadObserver, _workspace_relative_read_path
 from openai4s.kernel.guards import CellGuards
 from openai4s.kernel.host_rpc import HostChannel
+from openai4s.kernel.spill import SpillFile
 from openai4s.kernel.tracebacks import cell_location, format_bounded, skip_frames_of
 from openai4s.kernel.usage import CellClock
 
@@ -77,9 +79,25 @@ def _sigint_swallow(signum, frame):
     return None
 
 
+# signal.signal wraps _signal.signal to turn the previous handler into an
+# enum, which for a Python handler costs a raised-and-caught ValueError: two
+# per Cell. The wrapper is skipped only while it is the module's attribute,
+# so a replaced signal.signal (tests do that) is still the one called.
+_STOCK_SIGNAL = signal.signal
+_raw_signal = _signal.signal
+
+
+def _set_sigint(handler):
+    setter = signal.signal
+    if setter is _STOCK_SIGNAL:
+        _raw_signal(_signal.SIGINT, handler)
+    else:
+        setter(signal.SIGINT, handler)
+
+
 def _disarm_sigint():
     try:
-        signal.signal(signal.SIGINT, _sigint_swallow)
+        _set_sigint(_sigint_swallow)
     except (ValueError, OSError):
         pass
 
@@ -109,7 +127,7 @@ def _arm_sigint():
     _sigint_delivered[0] = False
     _sigint_pending[0] = False
     try:
-        signal.signal(signal.SIGINT, _sigint_handler)
+        _set_sigint(_sigint_handler)
     except (ValueError, OSError) as exc:
         try:
             _write_frame(
@@ -256,8 +274,9 @@ class _Session:
         _arm_sigint()
         self._install_host()
         self._provenance_cell(cell_id)
-        stdout = StreamingStdout(cell_id, _emit_line)
-        stderr = BoundedBuffer()
+        root = self.observer.root
+        stdout = StreamingStdout(cell_id, _emit_line, SpillFile(root, cell_id, "stdout"))
+        stderr = BoundedBuffer(spill=SpillFile(root, cell_id, "stderr"))
         saved = (sys.stdout, sys.stderr)
         sys.stdout, sys.stderr = stdout, stderr
         guards = CellGuards()
@@ -272,8 +291,15 @@ class _Session:
         except BaseException as exc:
             failure = exc
         usage = clock.stop()
+        stdout.end_spill()
+        stderr.end_spill()
         response = self._response(cell_id, tag, failure, stdout, stderr)
         failure = None
+        # Only on a spill: a normal Cell's response keeps its exact key set.
+        if stdout.spill_path is not None:
+            response["stdout_file"] = stdout.spill_path
+        if stderr.spill_path is not None:
+            response["stderr_file"] = stderr.spill_path
         response["guards"] = guards.after_cell()
         response["files_read"] = self.files_read
         response["usage"] = usage
