@@ -55,11 +55,15 @@ class KernelCore {
     manager_.reset();
   }
 
+  // The environment is read here, with the GIL held: Python's os.environ
+  // writers (putenv) hold it, and a concurrent setenv may move environ.
   void start(double timeout) {
-    unwrap_launch(released([&] { return manager_->start(timeout); }));
+    kernel::EnvMap environment = kernel::current_process_environment();
+    unwrap_launch(released([&] { return manager_->start(timeout, std::move(environment)); }));
   }
   void restart(double timeout) {
-    unwrap_launch(released([&] { return manager_->restart(timeout); }));
+    kernel::EnvMap environment = kernel::current_process_environment();
+    unwrap_launch(released([&] { return manager_->restart(timeout, std::move(environment)); }));
   }
 
   // The kernel's sandbox state as a dict; None for a transport-factory kernel.

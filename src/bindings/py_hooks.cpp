@@ -126,7 +126,12 @@ kernel::DispatchOutcome PyKernelHooks::dispatch(const std::string& method, const
       bindings.enter(bind, py::str(context.authorization_generation));
     }
     if (py::object bind = optional_attr(dispatcher, action_name)) {
-      bindings.enter(bind, py::dict());
+      // The execute caller's action attribution (Kernel.bind_action_context
+      // or execute(action_context=...)), so audit rows and permission
+      // requests name the agent action that caused them.
+      static PyObject* const active_name = interned("_active_action_context");
+      py::object active = optional_attr(kernel, active_name);
+      bindings.enter(bind, active ? active() : py::dict());
     }
     if (py::object bind = optional_attr(dispatcher, sandbox_name)) {
       bindings.enter(bind, kernel.attr("sandbox_status"));

@@ -94,7 +94,8 @@ void KernelManager::remember_log(const std::string& message) {
   while (worker_log_tail_.size() > proto::kWorkerLogTailEntries) worker_log_tail_.pop_front();
 }
 
-Result<std::shared_ptr<Transport>> KernelManager::spawn_transport() {
+Result<std::shared_ptr<Transport>> KernelManager::spawn_transport(
+    std::optional<EnvMap> environment) {
   if (factory_) return factory_->make();
   proc::SpawnRequest request;
   if (options_.argv) {
@@ -103,7 +104,8 @@ Result<std::shared_ptr<Transport>> KernelManager::spawn_transport() {
     request.argv = {options_.python, "-u", options_.worker_script};
   }
   request.env = to_envp(build_kernel_environment(child_environment_request(
-      options_, authorization_generation(), current_process_environment())));
+      options_, authorization_generation(),
+      environment ? std::move(*environment) : current_process_environment())));
   request.cwd = options_.cwd;
   if (!options_.sandbox) {
     auto started = PipeTransport::start(request);
@@ -124,8 +126,8 @@ Result<std::shared_ptr<Transport>> KernelManager::spawn_transport() {
   return std::shared_ptr<Transport>(std::move(started.value()));
 }
 
-Status KernelManager::start(double init_timeout_s) {
-  auto transport = spawn_transport();
+Status KernelManager::start(double init_timeout_s, std::optional<EnvMap> environment) {
+  auto transport = spawn_transport(std::move(environment));
   if (!transport) return std::move(transport).error();
   {
     std::lock_guard lock(state_);
@@ -136,7 +138,7 @@ Status KernelManager::start(double init_timeout_s) {
   return {};
 }
 
-Status KernelManager::restart(double init_timeout_s) {
+Status KernelManager::restart(double init_timeout_s, std::optional<EnvMap> environment) {
   if (factory_) {
     return make_error(ErrorCode::kUnsupported,
                       "this worker cannot be respawned in place: it dialled in from elsewhere, so a "
@@ -151,7 +153,7 @@ Status KernelManager::restart(double init_timeout_s) {
     std::lock_guard lock(state_);
     authorization_generation_ = new_authorization_generation();
   }
-  Status started = start(init_timeout_s);
+  Status started = start(init_timeout_s, std::move(environment));
   if (!started) {
     Error error = std::move(started).error();
     error.message =

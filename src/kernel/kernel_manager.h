@@ -54,7 +54,11 @@ class KernelManager {
   KernelManager& operator=(const KernelManager&) = delete;
 
   // Spawns the worker and runs the attestation handshake.
-  Status start(double init_timeout_s);
+  // `environment` is the source for the worker's allowlisted environment;
+  // by default the live process environment. An embedder whose other
+  // threads may setenv() concurrently (CPython holds the GIL for that)
+  // passes a snapshot taken under its own lock instead.
+  Status start(double init_timeout_s, std::optional<EnvMap> environment = std::nullopt);
   Result<Json> execute(const std::string& code, const std::string& origin,
                        const std::optional<std::string>& cell_id, ChunkSink* on_chunk);
   // limit validated by the caller's type check; range checked here.
@@ -63,7 +67,7 @@ class KernelManager {
   // the dispatcher running inside execute.
   Result<InterruptDelivery> interrupt();
   void kill_worker();
-  Status restart(double init_timeout_s);
+  Status restart(double init_timeout_s, std::optional<EnvMap> environment = std::nullopt);
   void shutdown();
   bool is_alive();
 
@@ -85,7 +89,7 @@ class KernelManager {
   bool uses_factory() const { return factory_ != nullptr; }
 
  private:
-  Result<std::shared_ptr<Transport>> spawn_transport();
+  Result<std::shared_ptr<Transport>> spawn_transport(std::optional<EnvMap> environment);
   Status handshake(const std::shared_ptr<Transport>& transport, double timeout_s);
   Result<std::optional<Json>> readline();
   Status send(const Json& frame);

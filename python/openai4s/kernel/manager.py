@@ -9,8 +9,10 @@ call that Python callable; leaving them alone keeps Python out of the path.
 """
 
 import collections
+import contextlib
 import os
 import sys
+import threading
 from collections import namedtuple
 
 from openai4s import _core
@@ -131,8 +133,30 @@ class Kernel:
 
     def execute(self, code, origin="agent", on_chunk=None, *, cell_id=None, action_context=None):
         """Run one cell; returns the response dict (stdout, stderr, error,
-        interrupted, trace, guards, files_read, usage, cwd, ...)."""
-        return self._core.execute(str(code), str(origin), cell_id, on_chunk)
+        interrupted, trace, guards, files_read, usage, cwd, ...).
+        `action_context` (else the one bound on this thread) attributes the
+        cell's host calls to an agent action in the audit log."""
+        if action_context is None:
+            return self._core.execute(str(code), str(origin), cell_id, on_chunk)
+        with self.bind_action_context(action_context):
+            return self._core.execute(str(code), str(origin), cell_id, on_chunk)
+
+    @contextlib.contextmanager
+    def bind_action_context(self, context):
+        """Attribute host calls made by cells this thread runs to `context`
+        (a dict such as {"action_group_id", "action_id", "tool_call_id"})."""
+        local = self.__dict__.setdefault("_action_context_local", threading.local())
+        previous = getattr(local, "context", None)
+        local.context = dict(context or {})
+        try:
+            yield
+        finally:
+            local.context = previous
+
+    def _active_action_context(self):
+        local = self.__dict__.get("_action_context_local")
+        context = getattr(local, "context", None) if local is not None else None
+        return dict(context) if context else {}
 
     def inspect_variables(self, *, limit=200):
         """List the namespace's variables without running any user hook.

@@ -133,3 +133,20 @@ def test_a_fifo_or_a_symlinked_secret_is_refused_without_hanging_the_host(
     assert "no such output file: pipe.csv" in lines[2]
     count = dispatcher.store._conn.execute("SELECT COUNT(*) FROM artifact_versions").fetchone()
     assert count[0] == 0
+
+
+def test_host_calls_are_attributed_to_the_agent_action_that_ran_the_cell(dispatcher, workspace):
+    (workspace / "r.csv").write_text("1\n")
+    with Kernel(dispatcher=dispatcher, cwd=workspace) as k:
+        k.execute(
+            "host.save_artifact('r.csv')",
+            action_context={"action_group_id": "g-1", "action_id": "a-7"},
+        )
+        with k.bind_action_context({"action_group_id": "g-2", "action_id": "a-8"}):
+            k.execute("host.save_artifact('r.csv')")
+        k.execute("host.save_artifact('r.csv')")
+    rows = dispatcher.store._conn.execute(
+        "SELECT action_group_id, action_id FROM host_call_log "
+        "WHERE method = 'save_artifact' ORDER BY created_at"
+    ).fetchall()
+    assert [tuple(r) for r in rows] == [("g-1", "a-7"), ("g-2", "a-8"), (None, None)]

@@ -114,8 +114,12 @@ TEST_F(BubblewrapLaunchTest, TheWorkerSeesOnlyWhatItMay) {
   std::string secret = outside.write_file("secret.txt", "host secret");
   std::ofstream(home_.file("id_rsa")) << "key";
   KernelSandbox box(small_sandbox());
+  // The program waits for a line first: the self-test inspects the live
+  // worker through /proc, and a program that has already exited (possible
+  // under a loaded parallel ctest) would fail it for the wrong reason.
   auto launched = start(box, {kPython, "-c",
                               "import os, sys\n"
+                              "sys.stdin.readline()\n"
                               "print(os.listdir(os.environ['HOME']))\n"
                               "print(os.path.exists(sys.argv[1]))\n"
                               "try:\n"
@@ -126,6 +130,7 @@ TEST_F(BubblewrapLaunchTest, TheWorkerSeesOnlyWhatItMay) {
                               "print(sorted(p for p in os.listdir('/proc') if p.isdigit()))\n",
                               secret});
   ASSERT_TRUE(launched.ok()) << launched.error().message;
+  ASSERT_EQ(::write(launched->stdin_write.get(), "\n", 1), 1);
   EXPECT_EQ(line(*launched), "[]");
   EXPECT_EQ(line(*launched), "False");
   EXPECT_EQ(line(*launched), "Read-only file system");
