@@ -37,8 +37,9 @@ def _frontmatter(text):
 
 
 class SkillLoader:
-    def __init__(self, skills_dir=None, cfg=None, *, capabilities=None, project_id=None,
-                 session_id=None):
+    def __init__(
+        self, skills_dir=None, cfg=None, *, capabilities=None, project_id=None, session_id=None
+    ):
         self.cfg = cfg or get_config()
         self.skills_dir = Path(skills_dir) if skills_dir is not None else Path(self.cfg.skills_dir)
         self.project_id = project_id

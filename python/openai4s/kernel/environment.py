@@ -6,9 +6,7 @@ from openai4s import _core
 
 #: The trusted source root: the directory that holds the openai4s package
 #: (this file is <root>/openai4s/kernel/environment.py).
-PACKAGE_SOURCE_ROOT = os.path.dirname(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-)
+PACKAGE_SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def build_kernel_environment(

@@ -80,10 +80,15 @@ class ReadObserver:
                 path = _fsdecode(path)
             if not isinstance(path, str) or not path or "\x00" in path:
                 return
-            if not _is_read(mode, flags) or not self._opened_by_cell(_getframe):
+            if not _is_read(mode, flags):
                 return
+            # Where first, who second: the path test is the cheaper one, and
+            # reads outside the workspace (never recorded) then skip the
+            # frame walk entirely.
             rel = self._relative(path)
             if rel is None or len(rel) > MAX_PATH_CHARS or rel in self._seen:
+                return
+            if not self._opened_by_cell(_getframe):
                 return
             self._seen.add(rel)
             self._paths.append(rel)
@@ -108,14 +113,23 @@ class ReadObserver:
         return False
 
     def _relative(self, path: str):
+        # Fast paths for the common spellings, identical to the general rule:
+        # a "clean" path (no "//", no "." or ".." segment, no trailing "/")
+        # joined to the already-normal cwd is itself normal, so a plain
+        # prefix test decides it. Symlinks are never resolved either way.
+        # This matters most for reads OUTSIDE the workspace: they record
+        # nothing, so they never fill the list and close the window, and the
+        # general rule (normpath + relpath) would cost every such open ~5 us.
+        if "//" not in path and "/." not in path and not path.endswith("/") and path[0] != ".":
+            prefix = self._root_prefix
+            if path[0] != "/":
+                # getcwd is a system call: paid only by relative paths.
+                cwd = os.getcwd()
+                if cwd == self.root:
+                    return path
+                path = cwd + "/" + path
+            return path[len(prefix) :] if path.startswith(prefix) else None
         cwd = os.getcwd()
-        clean = "//" not in path and "/." not in path and not path.endswith("/")
-        # Fast path for the common spellings; identical to the general rule
-        # because a clean path under the root needs no normalisation.
-        if clean and path[0] != "/" and path[0] != "." and cwd == self.root:
-            return path
-        if clean and path.startswith(self._root_prefix):
-            return path[len(self._root_prefix) :] or None
         return _workspace_relative_read_path(
             path,
             root=self.root,

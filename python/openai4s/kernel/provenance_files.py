@@ -172,6 +172,7 @@ def make_open(real_open, is_off, active=provenance._cell_active):
     """
     cached_cwd = provenance._cwd
     current_cwd = provenance.current_cwd
+    state = provenance._state
     fstat = os.fstat
     FileIO = io.FileIO
     default_buffer = io.DEFAULT_BUFFER_SIZE
@@ -208,6 +209,15 @@ def make_open(real_open, is_off, active=provenance._cell_active):
             )
         ):
             return real_open(file, mode, buffering, encoding, errors, newline, closefd, opener)
+        if type(file) is str and file[:1] == "/":
+            # An absolute, already-normal path outside the execution root
+            # can hold no version of this session (artifacts and provenance
+            # records are workspace files), so its reads carry no tag: the
+            # plain builtin, at plain speed. Dropping a tag is allowed,
+            # inventing one is not.
+            root = state.root
+            if root and not file.startswith(root + "/") and "/." not in file and "//" not in file:
+                return real_open(file, mode, buffering, encoding, errors, newline, closefd, opener)
         raw = FileIO(file, "r", closefd, opener)
         try:
             path = file if type(file) is str else os.fsdecode(os.fspath(file))

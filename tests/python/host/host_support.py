@@ -3,7 +3,10 @@
 
 def allow_bash(dispatcher):
     dispatcher.store.set_permission_rule(
-        scope="conversation", scope_id=dispatcher.frame_id, tool="bash", pattern="*",
+        scope="conversation",
+        scope_id=dispatcher.frame_id,
+        tool="bash",
+        pattern="*",
         decision="allow",
     )
 

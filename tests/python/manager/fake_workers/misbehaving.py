@@ -23,7 +23,7 @@ for line in inp:
         cell = frame["id"]
         if mode == "garbage":
             out.write("this is not json\n")
-            out.write("{\"truncated\": \n")
+            out.write('{"truncated": \n')
             out.flush()
         elif mode == "oversized":
             # Past the 20 MB frame cap: the host must skip it, not hold it.
