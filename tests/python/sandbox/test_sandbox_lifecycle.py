@@ -248,3 +248,20 @@ def test_the_filesystem_root_is_never_a_sandboxed_workspace(sandbox_unavailable_
         pytest.skip(f"bubblewrap cannot sandbox a kernel here: {sandbox_unavailable_reason}")
     with pytest.raises(SandboxUnavailableError, match="it is the filesystem root"):
         Kernel(cwd="/", sandbox=sandbox_for("/", "enforce"))
+
+
+def test_the_temp_directory_itself_can_be_the_workspace(sandbox_unavailable_reason):
+    """`openai4s repl` started in /tmp: the workspace is bound over the
+    private tmpfs (the workspace wins), and the self-test must not call that
+    a failure."""
+    if sandbox_unavailable_reason is not None:
+        pytest.skip(f"bubblewrap cannot sandbox a kernel here: {sandbox_unavailable_reason}")
+    marker = f"o4s-tmp-workspace-{os.getpid()}.txt"
+    with Kernel(cwd="/tmp", sandbox=sandbox_for("/tmp", mode="enforce")) as k:
+        result = k.execute(f"open({marker!r}, 'w').write('seen')\nimport os\nprint(os.getcwd())")
+        assert result["error"] is None, result
+        assert result["stdout"].strip() == "/tmp"
+    try:
+        assert Path("/tmp", marker).read_text() == "seen"
+    finally:
+        Path("/tmp", marker).unlink(missing_ok=True)

@@ -245,12 +245,12 @@ TEST(ExecuteTest, CwdAnnotation) {
   }
   {
     ManagerHarness h;
-    h.options.cwd = "/work/space";
+    h.options.cwd = "/srv/space";
     h.started();
     h.transport->push_frame(response_frame());
     auto result = h.execute();
     ASSERT_TRUE(result.ok());
-    EXPECT_EQ(result.value()["cwd"], "/work/space");
+    EXPECT_EQ(result.value()["cwd"], "/srv/space");
     // A cwd the response already carries is left alone.
     Json response = response_frame();
     response["cwd"] = "/elsewhere";

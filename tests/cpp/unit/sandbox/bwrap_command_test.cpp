@@ -44,8 +44,8 @@ TEST(BwrapCommandTest, KernelShapeIsFlagsThenMountsThenChdirThenCommand) {
       .info_fd(7)
       .seccomp_fd(9)
       .add({Kind::kReadOnlyBind, "/usr", "/usr", std::nullopt})
-      .add({Kind::kBind, "/work/ws", "/work/ws", std::nullopt})
-      .chdir("/work/ws");
+      .add({Kind::kBind, "/srv/ws", "/srv/ws", std::nullopt})
+      .chdir("/srv/ws");
   EXPECT_EQ(built(command), (std::vector<std::string>{"/usr/bin/bwrap",
                                                       "--die-with-parent",
                                                       "--unshare-user",
@@ -62,10 +62,10 @@ TEST(BwrapCommandTest, KernelShapeIsFlagsThenMountsThenChdirThenCommand) {
                                                       "/usr",
                                                       "/usr",
                                                       "--bind",
-                                                      "/work/ws",
-                                                      "/work/ws",
+                                                      "/srv/ws",
+                                                      "/srv/ws",
                                                       "--chdir",
-                                                      "/work/ws",
+                                                      "/srv/ws",
                                                       "--",
                                                       "/usr/bin/python3",
                                                       "-u"}));
