@@ -10,18 +10,18 @@
 namespace o4s {
 
 enum class ErrorCode {
-  kInvalidArgument,  // caller passed a bad value (maps to ValueError)
-  kTypeError,        // caller passed a value of the wrong type (TypeError)
-  kBusy,             // a transaction is in flight (KernelBusyError)
-  kNotAlive,         // the worker process is gone
-  kWorkerExited,     // the worker died while we waited for it
-  kProtocol,         // the peer broke the frame protocol
-  kTimeout,          // a deadline passed
-  kSystem,           // an OS call failed; sys_errno says which
-  kHandshake,        // the attestation initialization failed
-  kRestartFailed,    // the replacement worker could not start
-  kUnsupported,      // the operation is not possible for this kernel
-  kCancelled,        // a caller-supplied callback raised
+  kInvalidArgument,     // caller passed a bad value (maps to ValueError)
+  kTypeError,           // caller passed a value of the wrong type (TypeError)
+  kBusy,                // a transaction is in flight (KernelBusyError)
+  kNotAlive,            // the worker process is gone
+  kWorkerExited,        // the worker died while we waited for it
+  kProtocol,            // the peer broke the frame protocol
+  kTimeout,             // a deadline passed
+  kSystem,              // an OS call failed; sys_errno says which
+  kHandshake,           // the attestation initialization failed
+  kRestartFailed,       // the replacement worker could not start
+  kUnsupported,         // the operation is not possible for this kernel
+  kCancelled,           // a caller-supplied callback raised
   kSandboxUnavailable,  // the OS sandbox the mode demands cannot be set up
 };
 
@@ -46,7 +46,7 @@ Error system_error(std::string what, int err);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : state_(std::move(value)) {}      // NOLINT: implicit by design
   Result(Error error) : state_(std::move(error)) {}  // NOLINT
 
   bool ok() const { return state_.index() == 0; }

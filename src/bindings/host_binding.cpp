@@ -83,8 +83,9 @@ void register_store(py::module_& m) {
       .def(
           "resolve_frame_scope",
           [](Store& self, py::object frame_id, const std::string& fallback_project) {
-            auto scope = unwrap(released(
-                [&] { return self.resolve_frame_scope(optional_string(frame_id), fallback_project); }));
+            auto scope = unwrap(released([&] {
+              return self.resolve_frame_scope(optional_string(frame_id), fallback_project);
+            }));
             py::dict out;
             out["frame_id"] = scope.frame_id;
             out["root_frame_id"] = scope.root_frame_id;
@@ -96,8 +97,9 @@ void register_store(py::module_& m) {
           "set_permission_rule",
           [](Store& self, const std::string& scope, const std::string& scope_id,
              const std::string& tool, const std::string& pattern, const std::string& decision) {
-            return unwrap(released(
-                [&] { return self.set_permission_rule(scope, scope_id, tool, pattern, decision); }));
+            return unwrap(released([&] {
+              return self.set_permission_rule(scope, scope_id, tool, pattern, decision);
+            }));
           },
           py::kw_only(), py::arg("scope"), py::arg("scope_id") = "", py::arg("tool"),
           py::arg("pattern") = "*", py::arg("decision"))
@@ -181,7 +183,8 @@ void register_dispatcher(py::module_& m) {
           [](HostDispatcher& self, const std::string& method, py::object args, py::object frame_id,
              py::object generation, py::object action_context, py::object authorize) {
             host::Json json_args = to_json(args);
-            host::CallContext context = make_context(frame_id, generation, action_context, authorize);
+            host::CallContext context =
+                make_context(frame_id, generation, action_context, authorize);
             auto result = released([&] { return self.call(method, json_args, context); });
             if (!result) raise_handler_error(result.error());
             return to_python(result.value());

@@ -42,8 +42,8 @@ Json convert(py::handle object, int depth) {
     if (data == nullptr) {
       // Lone surrogates: encode with replacement rather than fail the frame.
       PyErr_Clear();
-      py::bytes encoded = py::reinterpret_steal<py::bytes>(
-          PyUnicode_AsEncodedString(o, "utf-8", "replace"));
+      py::bytes encoded =
+          py::reinterpret_steal<py::bytes>(PyUnicode_AsEncodedString(o, "utf-8", "replace"));
       return std::string(encoded);
     }
     return std::string(data, static_cast<std::size_t>(size));
@@ -87,8 +87,7 @@ py::object to_python(const Json& value) {
       return py::float_(value.get<double>());
     case Json::value_t::string: {
       const auto& s = value.get_ref<const std::string&>();
-      PyObject* text =
-          PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
+      PyObject* text = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
       if (text == nullptr) throw py::error_already_set();
       return py::reinterpret_steal<py::object>(text);
     }

@@ -88,9 +88,8 @@ class KernelCore {
       std::string text = py::str(cell_id).cast<std::string>();
       if (!text.empty()) id = std::move(text);
     }
-    Result<kernel::Json> result = released([&] {
-      return manager_->execute(code, origin, id, sink ? &*sink : nullptr);
-    });
+    Result<kernel::Json> result =
+        released([&] { return manager_->execute(code, origin, id, sink ? &*sink : nullptr); });
     return to_python(unwrap(std::move(result)));
   }
 
@@ -281,8 +280,8 @@ void register_kernel_core(py::module_& m) {
            py::arg("repo_root"), py::arg("transport_factory"), py::arg("sandbox_mode") = py::none())
       .def("start", &KernelCore::start, py::arg("init_timeout"))
       .def("restart", &KernelCore::restart, py::arg("init_timeout"))
-      .def("execute", &KernelCore::execute, py::arg("code"), py::arg("origin"),
-           py::arg("cell_id"), py::arg("on_chunk"))
+      .def("execute", &KernelCore::execute, py::arg("code"), py::arg("origin"), py::arg("cell_id"),
+           py::arg("on_chunk"))
       .def("inspect_variables", &KernelCore::inspect_variables, py::arg("limit"))
       .def("interrupt", &KernelCore::interrupt)
       .def("kill_worker", &KernelCore::kill_worker)
@@ -336,9 +335,9 @@ void register_kernel_core(py::module_& m) {
          std::string authorization_generation) {
         auto options = make_options(cwd, std::move(mode), std::move(python), env_root, env_name,
                                     argv, std::string(), std::move(repo_root));
-        return environment_to_dict(kernel::build_kernel_environment(
-            kernel::child_environment_request(options, authorization_generation,
-                                              kernel::current_process_environment())));
+        return environment_to_dict(
+            kernel::build_kernel_environment(kernel::child_environment_request(
+                options, authorization_generation, kernel::current_process_environment())));
       },
       py::kw_only(), py::arg("cwd"), py::arg("mode"), py::arg("python"), py::arg("env_root"),
       py::arg("env_name"), py::arg("argv"), py::arg("repo_root"),

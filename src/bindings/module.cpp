@@ -14,6 +14,5 @@ PYBIND11_MODULE(_core, m) {
   o4s::bindings::register_kernel_core(m);
   o4s::bindings::register_host(m);
   m.def("signal_worker_main_thread", &o4s::proc::signal_main_thread, py::arg("pid"),
-        py::arg("signum"),
-        "tgkill(pid, pid, signum): True iff the kernel accepted the signal.");
+        py::arg("signum"), "tgkill(pid, pid, signum): True iff the kernel accepted the signal.");
 }

@@ -139,8 +139,8 @@ void register_native_transport(py::module_& m) {
       .def("text",
            [](const proc::StderrTail& tail) {
              std::string raw = tail.text();
-             return py::reinterpret_steal<py::str>(PyUnicode_DecodeUTF8(
-                 raw.data(), static_cast<Py_ssize_t>(raw.size()), "replace"));
+             return py::reinterpret_steal<py::str>(
+                 PyUnicode_DecodeUTF8(raw.data(), static_cast<Py_ssize_t>(raw.size()), "replace"));
            })
       .def_property_readonly("seen_bytes", &proc::StderrTail::seen_bytes)
       .def_property_readonly("dropped_bytes", &proc::StderrTail::dropped_bytes)

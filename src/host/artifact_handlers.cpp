@@ -39,8 +39,8 @@ Result<std::vector<std::string>> HostDispatcher::validated_inputs(const Json& id
     const std::string& version = id.get_ref<const std::string&>();
     bool ok = false;
     if (scope) {
-      auto in_scope = config_.store->version_in_scope(version, scope->root_frame_id,
-                                                      scope->project_id);
+      auto in_scope =
+          config_.store->version_in_scope(version, scope->root_frame_id, scope->project_id);
       ok = in_scope && in_scope.value();
     }
     // Same words for a foreign and a missing id: no probing other sessions.
@@ -71,8 +71,8 @@ Result<Json> HostDispatcher::save_artifact(const Json& spec, const CallContext& 
 
   std::error_code ec;
   std::filesystem::create_directories(config_.artifacts_dir, ec);
-  std::string snapshot = config_.artifacts_dir + "/v-" + random_hex(6) + "__" +
-                         sanitize_filename(filename);
+  std::string snapshot =
+      config_.artifacts_dir + "/v-" + random_hex(6) + "__" + sanitize_filename(filename);
   long long size = 0;
   auto checksum = copy_and_hash(source->fd.get(), snapshot, &size);
   if (!checksum) {
@@ -88,7 +88,8 @@ Result<Json> HostDispatcher::save_artifact(const Json& spec, const CallContext& 
   artifact.checksum = checksum.value();
   // The execution id is canonical; an explicit producing id is the fallback.
   artifact.producing_cell_id = optional_field(spec, "execution_cell_id");
-  if (!artifact.producing_cell_id) artifact.producing_cell_id = optional_field(spec, "producing_cell_id");
+  if (!artifact.producing_cell_id)
+    artifact.producing_cell_id = optional_field(spec, "producing_cell_id");
   artifact.frame_id = context.frame_id;
   artifact.snapshot_path = snapshot;
   artifact.input_version_ids = inputs.value();
@@ -102,7 +103,8 @@ Result<Json> HostDispatcher::save_artifact(const Json& spec, const CallContext& 
   Json result = record.value();
   std::string version_id = result.value("version_id", "");
   auto bound = config_.store->version_snapshot_path(version_id);
-  if (bound && bound.value() && *bound.value() != snapshot && ::access(bound.value()->c_str(), F_OK) == 0) {
+  if (bound && bound.value() && *bound.value() != snapshot &&
+      ::access(bound.value()->c_str(), F_OK) == 0) {
     ::unlink(snapshot.c_str());  // reused version keeps its own snapshot
     result["path"] = *bound.value();
   } else {
@@ -141,7 +143,8 @@ Result<Json> HostDispatcher::prov_record(const Json& spec, const CallContext& co
   artifact.size_bytes = static_cast<std::int64_t>(opened->size);
   artifact.checksum = checksum.value();
   artifact.producing_cell_id = optional_field(spec, "execution_cell_id");
-  if (!artifact.producing_cell_id) artifact.producing_cell_id = optional_field(spec, "producing_cell_id");
+  if (!artifact.producing_cell_id)
+    artifact.producing_cell_id = optional_field(spec, "producing_cell_id");
   artifact.frame_id = context.frame_id;
   artifact.input_version_ids = inputs.value();
   return config_.store->record_cell_artifact(artifact);

@@ -169,7 +169,8 @@ void HostDispatcher::register_handlers() {
   handlers_["egress_check"] = [first_spec](const Json& args,
                                            const CallContext& context) -> Result<Json> {
     Json spec = first_spec(args);
-    if (egress_allowlist_mode(context.settings) && spec.contains("domains") && spec["domains"].is_array()) {
+    if (egress_allowlist_mode(context.settings) && spec.contains("domains") &&
+        spec["domains"].is_array()) {
       for (const Json& domain : spec["domains"]) {
         if (!domain.is_string()) continue;
         std::string host = domain.get<std::string>();
@@ -190,8 +191,12 @@ void HostDispatcher::register_handlers() {
     return prov_resolve_path(args.empty() ? Json() : args[0], context);
   };
   handlers_["capabilities"] = [](const Json&, const CallContext&) -> Result<Json> {
-    return Json{{"bash", true},          {"artifacts", true}, {"provenance", true},
-                {"llm", false},          {"web", false},      {"delegation", false},
+    return Json{{"bash", true},
+                {"artifacts", true},
+                {"provenance", true},
+                {"llm", false},
+                {"web", false},
+                {"delegation", false},
                 {"host_capability_version", "2"}};
   };
 }
@@ -225,18 +230,19 @@ Result<Json> HostDispatcher::call(const std::string& method, const Json& args,
   auto workspace_path = workspace(context.frame_id);
   std::string workspace_text = workspace_path ? workspace_path.value() : std::string();
   if (auto secret = secret_gate_target(method, decoded, workspace_text)) {
-    outcome = Json{{"error", "Permission denied: access to secret files (e.g. .env / keys) is "
-                             "blocked: " +
-                                 *secret}};
+    outcome = Json{{"error",
+                    "Permission denied: access to secret files (e.g. .env / keys) is "
+                    "blocked: " +
+                        *secret}};
   } else if (auto tool = gated_tool(method)) {
     GateVerdict verdict =
         gate(*config_.store, context.frame_id, *tool, permission_target(method, decoded),
              context.action_context, lower_trimmed(context.settings.unattended_approval));
     row.permission_decision_id = verdict.decision_id;
     if (!verdict.allow) {
-      outcome = Json{{"error", "Permission denied: " +
-                                   (verdict.message.empty() ? std::string("denied by user")
-                                                            : verdict.message)}};
+      outcome = Json{
+          {"error", "Permission denied: " + (verdict.message.empty() ? std::string("denied by user")
+                                                                     : verdict.message)}};
     } else {
       outcome = handler->second(decoded, context);
     }

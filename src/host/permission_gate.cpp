@@ -15,11 +15,25 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr std::array<std::string_view, 19> kGatedMethods = {
-    "read_file",        "write_file",           "edit_file",     "glob",
-    "grep",             "list_dir",             "web_fetch",     "web_search",
-    "env_setup",        "mcp_call",             "delegate",      "exec_background",
-    "save_artifact",    "materialise_artifact", "credentials_set", "skills_edit",
-    "skills_delete",    "skills_publish",       "request_network_access",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "glob",
+    "grep",
+    "list_dir",
+    "web_fetch",
+    "web_search",
+    "env_setup",
+    "mcp_call",
+    "delegate",
+    "exec_background",
+    "save_artifact",
+    "materialise_artifact",
+    "credentials_set",
+    "skills_edit",
+    "skills_delete",
+    "skills_publish",
+    "request_network_access",
 };
 
 constexpr std::size_t kBashTargetChars = 4000;
@@ -109,8 +123,11 @@ GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id
   request.project_id = project;
   request.tool = tool;
   request.target = target;
-  request.payload = Json{{"type", "await_permission"}, {"tool", tool}, {"target", target},
-                         {"frame_id", root}, {"scopes", {"once", "conversation", "project", "global"}}};
+  request.payload = Json{{"type", "await_permission"},
+                         {"tool", tool},
+                         {"target", target},
+                         {"frame_id", root},
+                         {"scopes", {"once", "conversation", "project", "global"}}};
   if (action_context.is_object()) {
     for (const char* key : {"action_group_id", "action_id", "tool_call_id"}) {
       auto it = action_context.find(key);
@@ -123,8 +140,7 @@ GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id
   }
   auto created = store.create_permission_request(request);
   if (!created) {
-    return {false, "approval required but its durable request could not be recorded",
-            std::nullopt};
+    return {false, "approval required but its durable request could not be recorded", std::nullopt};
   }
   const std::string& decision_id = created.value();
   // No interactive channel exists yet: the unattended policy decides.

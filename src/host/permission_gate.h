@@ -3,10 +3,9 @@
 // resolves by the unattended policy, recorded as a durable request.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "store/store.h"
 

@@ -16,32 +16,70 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::array<std::string_view, 50> kRuntimePassthrough = {
-    "HOME",          "USER",           "LOGNAME",           "SHELL",
-    "PATH",          "TERM",           "COLORTERM",         "NO_COLOR",
-    "LANG",          "LANGUAGE",       "LC_ALL",            "LC_ADDRESS",
-    "LC_COLLATE",    "LC_CTYPE",       "LC_IDENTIFICATION", "LC_MEASUREMENT",
-    "LC_MESSAGES",   "LC_MONETARY",    "LC_NAME",           "LC_NUMERIC",
-    "LC_PAPER",      "LC_TELEPHONE",   "LC_TIME",           "TZ",
-    "TMPDIR",        "TMP",            "TEMP",              "SYSTEMROOT",
-    "WINDIR",        "COMSPEC",        "PATHEXT",           "USERPROFILE",
-    "SSL_CERT_FILE", "SSL_CERT_DIR",   "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
-    "PYTHONUSERBASE", "MPLBACKEND",    "MPLCONFIGDIR",      "OMP_NUM_THREADS",
-    "OMP_THREAD_LIMIT", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
-    "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS", "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
-    "ROCR_VISIBLE_DEVICES", "OPENBLAS_CORETYPE",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "PATH",
+    "TERM",
+    "COLORTERM",
+    "NO_COLOR",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_ADDRESS",
+    "LC_COLLATE",
+    "LC_CTYPE",
+    "LC_IDENTIFICATION",
+    "LC_MEASUREMENT",
+    "LC_MESSAGES",
+    "LC_MONETARY",
+    "LC_NAME",
+    "LC_NUMERIC",
+    "LC_PAPER",
+    "LC_TELEPHONE",
+    "LC_TIME",
+    "TZ",
+    "TMPDIR",
+    "TMP",
+    "TEMP",
+    "SYSTEMROOT",
+    "WINDIR",
+    "COMSPEC",
+    "PATHEXT",
+    "USERPROFILE",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "PYTHONUSERBASE",
+    "MPLBACKEND",
+    "MPLCONFIGDIR",
+    "OMP_NUM_THREADS",
+    "OMP_THREAD_LIMIT",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "BLIS_NUM_THREADS",
+    "CUDA_VISIBLE_DEVICES",
+    "HIP_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+    "OPENBLAS_CORETYPE",
 };
 
 // Settings the worker itself reads; every other OPENAI4S_* stays on the host.
 constexpr std::array<std::string_view, 7> kWorkerSettings = {
-    "OPENAI4S_ARTIFACTS_ROOTS", "OPENAI4S_DATA_DIR",      "OPENAI4S_DLOPEN_BLOCK_ROOTS",
-    "OPENAI4S_EGRESS",          "OPENAI4S_GUARDS_OFF",    "OPENAI4S_PROVENANCE_OFF",
+    "OPENAI4S_ARTIFACTS_ROOTS",    "OPENAI4S_DATA_DIR",
+    "OPENAI4S_DLOPEN_BLOCK_ROOTS", "OPENAI4S_EGRESS",
+    "OPENAI4S_GUARDS_OFF",         "OPENAI4S_PROVENANCE_OFF",
     "OPENAI4S_SAFETY_AUDIT_HOOK",
 };
 
 constexpr std::array<std::string_view, 13> kLoaderInjection = {
-    "BASH_ENV",      "ENV",           "NODE_OPTIONS", "PERL5OPT",   "PYTHONHOME",
-    "PYTHONINSPECT", "PYTHONPATH",    "PYTHONSTARTUP", "R_ENVIRON", "R_ENVIRON_USER",
-    "R_PROFILE",     "R_PROFILE_USER", "RUBYOPT",
+    "BASH_ENV",   "ENV",           "NODE_OPTIONS", "PERL5OPT",       "PYTHONHOME", "PYTHONINSPECT",
+    "PYTHONPATH", "PYTHONSTARTUP", "R_ENVIRON",    "R_ENVIRON_USER", "R_PROFILE",  "R_PROFILE_USER",
+    "RUBYOPT",
 };
 
 constexpr std::array<std::string_view, 13> kSecretFragments = {
@@ -89,8 +127,9 @@ bool name_can_carry_a_secret(std::string_view name) {
   std::string up = upper(name);
   if (up.rfind("LD_", 0) == 0 || up.rfind("DYLD_", 0) == 0) return true;
   if (contains(kLoaderInjection, up)) return true;
-  return std::any_of(kSecretFragments.begin(), kSecretFragments.end(),
-                     [&](std::string_view fragment) { return up.find(fragment) != std::string::npos; });
+  return std::any_of(
+      kSecretFragments.begin(), kSecretFragments.end(),
+      [&](std::string_view fragment) { return up.find(fragment) != std::string::npos; });
 }
 
 std::string resolve_path(const std::string& path) {
@@ -171,9 +210,9 @@ EnvMap build_kernel_environment(const EnvironmentRequest& request) {
   } else {
     env.erase("OPENAI4S_KERNEL_GENERATION");
   }
-  env["PYTHONPATH"] = resolve_path(request.repo_root && !request.repo_root->empty()
-                                       ? *request.repo_root
-                                       : request.default_repo_root);
+  env["PYTHONPATH"] =
+      resolve_path(request.repo_root && !request.repo_root->empty() ? *request.repo_root
+                                                                    : request.default_repo_root);
   return env;
 }
 

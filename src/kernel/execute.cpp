@@ -33,8 +33,7 @@ Error KernelManager::worker_died_error() {
     // error is_alive() must not still say true.
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
     std::optional<StderrSnapshot> tail = t->stderr_snapshot();
-    while (((tail && !tail->closed) || t->alive()) &&
-           std::chrono::steady_clock::now() < deadline) {
+    while (((tail && !tail->closed) || t->alive()) && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
       tail = t->stderr_snapshot();
     }
@@ -78,10 +77,10 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
                                     ChunkSink* on_chunk) {
   std::lock_guard transaction(transaction_);
   if (!is_alive()) return make_error(ErrorCode::kNotAlive, "kernel worker is not alive");
-  const std::string cell_id =
-      cell_id_arg && !cell_id_arg->empty() ? *cell_id_arg : uuid4();
+  const std::string cell_id = cell_id_arg && !cell_id_arg->empty() ? *cell_id_arg : uuid4();
 
-  Status sent = send(Json{{"type", "execute"}, {"id", cell_id}, {"code", code}, {"origin", origin}});
+  Status sent =
+      send(Json{{"type", "execute"}, {"id", cell_id}, {"code", code}, {"origin", origin}});
   if (!sent) return std::move(sent).error();
 
   std::vector<std::string> chunks;

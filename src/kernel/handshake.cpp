@@ -18,8 +18,7 @@ namespace {
 class DeadlineKiller {
  public:
   DeadlineKiller(std::shared_ptr<Transport> transport, double seconds)
-      : transport_(std::move(transport)),
-        thread_([this, seconds] {
+      : transport_(std::move(transport)), thread_([this, seconds] {
           std::unique_lock lock(mutex_);
           auto limit = std::chrono::duration<double>(seconds);
           if (!cv_.wait_for(lock, limit, [this] { return finished_; })) {
@@ -64,9 +63,8 @@ Status KernelManager::handshake(const std::shared_ptr<Transport>& transport, dou
   bool succeeded = false;
   DeadlineKiller deadline(transport, timeout_s);
 
-  Status sent = send(Json{{"type", "initialize"},
-                          {"id", init_id},
-                          {"skill_attestation_key", random_hex(32)}});
+  Status sent = send(
+      Json{{"type", "initialize"}, {"id", init_id}, {"skill_attestation_key", random_hex(32)}});
   if (!sent) {
     failure = std::move(sent).error();
   } else {

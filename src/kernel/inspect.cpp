@@ -27,7 +27,8 @@ Result<Json> KernelManager::inspect_variables(long long limit) {
     auto next = readline();
     if (!next) return std::move(next).error();
     if (!next->has_value()) {
-      return make_error(ErrorCode::kWorkerExited, "kernel worker exited during variable inspection");
+      return make_error(ErrorCode::kWorkerExited,
+                        "kernel worker exited during variable inspection");
     }
     Json& frame = **next;
     std::string_view type = proto::frame_type(frame);

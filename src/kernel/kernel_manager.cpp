@@ -140,10 +140,11 @@ Status KernelManager::start(double init_timeout_s, std::optional<EnvMap> environ
 
 Status KernelManager::restart(double init_timeout_s, std::optional<EnvMap> environment) {
   if (factory_) {
-    return make_error(ErrorCode::kUnsupported,
-                      "this worker cannot be respawned in place: it dialled in from elsewhere, so a "
-                      "new one has to be placed and dial back in. Recover the session (a new "
-                      "epoch) instead of restarting its kernel.");
+    return make_error(
+        ErrorCode::kUnsupported,
+        "this worker cannot be respawned in place: it dialled in from elsewhere, so a "
+        "new one has to be placed and dial back in. Recover the session (a new "
+        "epoch) instead of restarting its kernel.");
   }
   // Close first, without the transaction lock: a cell still running gets end
   // of stream and returns, which is what frees the lock for the respawn.
@@ -206,7 +207,8 @@ Result<InterruptDelivery> KernelManager::interrupt() {
       return InterruptDelivery{sent->delivered, "sandbox", sent->gap};
     }
   }
-  if (!t->alive()) return InterruptDelivery{false, "local-process", "the worker had already exited"};
+  if (!t->alive())
+    return InterruptDelivery{false, "local-process", "the worker had already exited"};
   // Exactly one signal per call, aimed at the main thread (see signals.h).
   if (proc::signal_main_thread(*pid, SIGINT)) {
     return InterruptDelivery{true, "local-process", std::nullopt};
@@ -254,7 +256,8 @@ Status KernelManager::write_raw(std::string_view text) {
 }
 
 Result<std::optional<Json>> KernelManager::readline() {
-  if (hooks_ && hooks_->overridden(KernelHooks::Seam::kReadline)) return hooks_->readline_override();
+  if (hooks_ && hooks_->overridden(KernelHooks::Seam::kReadline))
+    return hooks_->readline_override();
   return native_readline();
 }
 

@@ -96,8 +96,7 @@ class KernelManager {
   Status service_host_call(const Json& frame);
   Error worker_died_error();
   void remember_log(const std::string& message);
-  Json finalise_response(Json response, const std::vector<std::string>& chunks,
-                         bool sidecar_event);
+  Json finalise_response(Json response, const std::vector<std::string>& chunks, bool sidecar_event);
 
   const KernelOptions options_;
   const std::shared_ptr<KernelHooks> hooks_;

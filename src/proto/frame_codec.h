@@ -1,10 +1,9 @@
 // JSON-lines frame codec: one JSON value per line, UTF-8, raw non-ASCII.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "base/result.h"
 
