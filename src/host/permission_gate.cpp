@@ -108,10 +108,14 @@ GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id
     root = scope->root_frame_id;
     project = scope->project_id;
   }
-  Decision decision = Decision::kAsk;
-  if (auto rules = store.rules_for(root.empty() ? std::nullopt : std::optional(root), project)) {
-    decision = resolve_permission(rules.value(), tool, target);
+  auto rules = store.rules_for(root.empty() ? std::nullopt : std::optional(root), project);
+  if (!rules) {
+    // The reference treats an unreadable rule table as "ask", which an
+    // unattended allow policy would then grant even over a standing deny.
+    // A security decision that cannot be read fails closed instead.
+    return {false, "permission rules could not be read: " + rules.error().message, std::nullopt};
   }
+  Decision decision = resolve_permission(rules.value(), tool, target);
   if (decision == Decision::kAllow) return {true, {}, std::nullopt};
   if (decision == Decision::kDeny) {
     return {false, "blocked by a standing 'deny' permission rule", std::nullopt};
