@@ -11,7 +11,7 @@ import os
 from bench.rows import BYTES, CHARS, RATE, TIME
 from bench.stats import summarize
 
-SYSTEM_COLUMNS = ("openai4s", "jupyter", "plain")
+SYSTEM_COLUMNS = ("openai4s", "o4s-sandbox", "jupyter", "plain")
 
 
 def _median(values, row_key, system):

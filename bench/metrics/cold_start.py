@@ -10,14 +10,14 @@ from bench import systems
 from bench.rows import TIME, Row, Target
 
 NAME = "cold_start"
-SYSTEMS = systems.KERNEL_SYSTEMS
+SYSTEMS = systems.KERNEL_SYSTEMS + (systems.SANDBOXED,)
 
 
 def rows(profile):
     return (
         Row(
             "cold_start",
-            "cold start, unsandboxed (construct -> `1+1`)",
+            "cold start (construct -> `1+1`)",
             TIME,
             (
                 Target(0.08, "cold_start", "jupyter"),

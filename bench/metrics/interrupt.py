@@ -12,10 +12,10 @@ import threading
 import time
 
 from bench.rows import RATE, TIME, Row, Target
-from bench.systems import KERNEL_SYSTEMS
+from bench.systems import KERNEL_SYSTEMS, SANDBOXED
 
 NAME = "interrupt"
-SYSTEMS = KERNEL_SYSTEMS
+SYSTEMS = KERNEL_SYSTEMS + (SANDBOXED,)
 
 _SLEEP_S = 30
 # A result later than this means the interrupt did not cut the sleep short.

@@ -3,10 +3,10 @@
 import time
 
 from bench.rows import TIME, Row, Target
-from bench.systems import KERNEL_SYSTEMS
+from bench.systems import KERNEL_SYSTEMS, SANDBOXED
 
 NAME = "round_trip"
-SYSTEMS = KERNEL_SYSTEMS
+SYSTEMS = KERNEL_SYSTEMS + (SANDBOXED,)
 
 # row key -> (cell, the stdout it must produce)
 _CELLS = {

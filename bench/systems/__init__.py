@@ -4,7 +4,14 @@ system never loads the other's libraries (the memory probe depends on it)."""
 import importlib
 
 KERNEL_SYSTEMS = ("openai4s", "jupyter")
-_MODULES = {"openai4s": "bench.systems.openai4s_kernel", "jupyter": "bench.systems.jupyter_kernel"}
+#: openai4s under an enforced sandbox, measured where the sandbox can change
+#: the answer (start-up, round trips, interrupts); never compared to targets.
+SANDBOXED = "o4s-sandbox"
+_MODULES = {
+    "openai4s": "bench.systems.openai4s_kernel",
+    "jupyter": "bench.systems.jupyter_kernel",
+    SANDBOXED: "bench.systems.openai4s_sandboxed",
+}
 
 
 def start(name, cwd):
