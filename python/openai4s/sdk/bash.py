@@ -165,11 +165,24 @@ def _spend(token):
         del _used_tokens[next(iter(_used_tokens))]
 
 
+def _host_reason(exc):
+    text = str(exc)
+    prefix = "host.authorize_bash error: "
+    return text[len(prefix) :] if text.startswith(prefix) else text
+
+
 def _authorize(call, binding):
     try:
         capability = call("authorize_bash", [binding])
     except Exception as exc:
-        _fail("bash: host authorization unavailable; command was not executed", exc)
+        # The host's reason (a permission denial, a precheck the host's
+        # stricter table caught) is what the user can act on: say it here
+        # too, not only in __cause__.
+        _fail(
+            "bash: host authorization unavailable; command was not executed "
+            f"({_host_reason(exc)})",
+            exc,
+        )
     token = _check_capability(capability, binding)
     _spend(token)
     consume = {

@@ -128,3 +128,11 @@ def test_authorize_for_a_previous_generation_is_refused(dispatcher, workspace):
             "    print('refused:', e)\n"
         )
     assert "worker generation does not match the active Host generation" in result["stdout"]
+
+
+def test_a_denial_says_why_in_the_cell(dispatcher, workspace):
+    with Kernel(dispatcher=dispatcher, cwd=workspace) as k:
+        result = k.execute(
+            "try:\n    host.bash('echo hi')\nexcept RuntimeError as e:\n    print(e)"
+        )
+    assert "approval required but no interactive channel is attached" in result["stdout"]

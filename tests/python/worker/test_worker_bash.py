@@ -125,8 +125,10 @@ def test_an_authorization_failure_runs_nothing(worker, tmp_path):
     def deny(method, args):
         raise PermissionError("Permission denied: bash")
 
+    # The host's reason is in the message, not only in __cause__.
     assert _bash(worker, deny, "host.bash('touch ran.txt')") == (
-        "bash: host authorization unavailable; command was not executed"
+        "bash: host authorization unavailable; command was not executed "
+        "(Permission denied: bash)"
     )
     assert not (tmp_path / "ran.txt").exists()
 
