@@ -9,8 +9,6 @@
 
 namespace o4s {
 
-namespace {
-
 void fill_random(unsigned char* out, std::size_t n) {
   std::size_t got = 0;
   while (got < n) {
@@ -22,6 +20,8 @@ void fill_random(unsigned char* out, std::size_t n) {
     got += static_cast<std::size_t>(r);
   }
 }
+
+namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
 

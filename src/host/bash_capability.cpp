@@ -10,6 +10,7 @@
 #include <exception>
 #include <utility>
 
+#include "base/paths.h"
 #include "base/sha256.h"
 #include "host/bash_support.h"
 #include "host/egress.h"
@@ -123,7 +124,7 @@ Refusal check_timeout(const Json& spec) {
 
 // Steps 7-8: the session's workspace, and the worker's view of it.
 Refusal check_workspace(const Json& spec, const BashContext& context, Request& request) {
-  Result<std::string> host = bash::resolve_strict(context.workspace);
+  Result<std::string> host = real_path(context.workspace);
   if (!host.ok()) return refuse("workspace unavailable: " + host.error().message);
   if (!bash::is_directory(*host)) return refuse("workspace is not a directory");
   request.workspace = *host;
@@ -132,7 +133,7 @@ Refusal check_workspace(const Json& spec, const BashContext& context, Request& r
     return std::nullopt;
   }
   if (!claimed.is_string()) return refuse("worker workspace is invalid");
-  Result<std::string> worker = bash::resolve_strict(claimed.get<std::string>());
+  Result<std::string> worker = real_path(claimed.get<std::string>());
   if (!worker.ok()) return refuse("worker workspace is invalid");
   if (*worker != request.workspace) return refuse("worker workspace does not match the session");
   return std::nullopt;
@@ -148,7 +149,7 @@ Refusal check_cwd(const Json& spec, const BashContext& context, Request& request
   if (!cwd.is_string()) return refuse("cwd does not exist");
   std::string path = cwd.get<std::string>();
   if (path.front() != '/') path = request.workspace + "/" + path;
-  Result<std::string> resolved = bash::resolve_strict(path);
+  Result<std::string> resolved = real_path(path);
   if (!resolved.ok()) return refuse("cwd does not exist");
   if (!bash::is_directory(*resolved)) return refuse("cwd is not a directory");
   request.cwd = *resolved;
@@ -156,7 +157,7 @@ Refusal check_cwd(const Json& spec, const BashContext& context, Request& request
   std::vector<std::string> roots = {request.workspace};
   for (const std::string& entry : context.allowed_roots) {
     if (is_blank(entry)) continue;
-    Result<std::string> root = bash::resolve_strict(trimmed(entry));
+    Result<std::string> root = real_path(trimmed(entry));
     if (!root.ok()) return refuse("an allowed root is invalid: " + root.error().message);
     if (!bash::is_directory(*root)) continue;
     bool duplicate = false;
@@ -164,7 +165,7 @@ Refusal check_cwd(const Json& spec, const BashContext& context, Request& request
     if (!duplicate) roots.push_back(*root);
   }
   for (const std::string& root : roots) {
-    if (bash::path_within(request.cwd, root)) {
+    if (path_contains(root, request.cwd)) {
       request.allowed_root = root;
       return std::nullopt;
     }

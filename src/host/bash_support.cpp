@@ -10,6 +10,7 @@
 #include <limits>
 #include <vector>
 
+#include "base/random_id.h"
 #include "base/sha256.h"
 #include "host/precheck.h"
 #include "host/utf8_text.h"
@@ -127,37 +128,14 @@ constexpr char kBase64Url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvw
 
 }  // namespace
 
-Result<std::string> resolve_strict(const std::string& path) {
-  if (path.empty()) return system_error("realpath: ''", ENOENT);
-  char* resolved = ::realpath(path.c_str(), nullptr);
-  if (resolved == nullptr) return system_error("realpath: " + path, errno);
-  std::string out(resolved);
-  std::free(resolved);
-  return out;
-}
-
 bool is_directory(const std::string& resolved) {
   struct stat info {};
   return ::stat(resolved.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
 }
 
-bool path_within(std::string_view path, std::string_view root) {
-  if (path == root || root == "/") return true;
-  return path.size() > root.size() && path.substr(0, root.size()) == root &&
-         path[root.size()] == '/';
-}
-
 std::string random_url_safe_token(std::size_t bytes) {
   std::vector<unsigned char> raw(bytes);
-  std::size_t got = 0;
-  while (got < bytes) {
-    const ssize_t n = ::getrandom(raw.data() + got, bytes - got, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return {};
-    }
-    got += static_cast<std::size_t>(n);
-  }
+  fill_random(raw.data(), bytes);
   std::string out;
   out.reserve((bytes * 4 + 2) / 3);
   std::uint32_t buffer = 0;

@@ -14,12 +14,10 @@ namespace o4s::host::bash {
 
 using Json = nlohmann::json;
 
-// realpath(3): every component must exist and symlinks are resolved, so a
-// symlink that leaves the workspace resolves to where it really points.
-Result<std::string> resolve_strict(const std::string& path);
+// Strict resolution and containment are o4s::real_path / o4s::path_contains
+// (base/paths.h): a symlink that leaves the workspace resolves to where it
+// really points.
 bool is_directory(const std::string& resolved);
-// `path` is `root` or below it (both already resolved).
-bool path_within(std::string_view path, std::string_view root);
 
 // URL-safe base64 (no padding) of `bytes` bytes from getrandom; "" when the
 // kernel has no entropy to give, which the caller turns into a refusal.

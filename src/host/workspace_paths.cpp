@@ -9,25 +9,13 @@
 #include <cstdlib>
 #include <vector>
 
+#include "base/paths.h"
 #include "base/sha256.h"
 #include "base/unique_fd.h"
 
 namespace o4s::host {
 
-namespace {
-
-bool inside(const std::string& root, const std::string& path) {
-  return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
-                          (root.back() == '/' || path[root.size()] == '/'));
-}
-
-Result<std::string> real_path(const std::string& path) {
-  char buffer[PATH_MAX];
-  if (::realpath(path.c_str(), buffer) == nullptr) return system_error("resolve " + path, errno);
-  return std::string(buffer);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::string basename_of(const std::string& path) {
   std::string trimmed = path;
@@ -66,7 +54,7 @@ Result<std::string> resolve_in_workspace(const std::string& workspace, const std
     }
     return std::move(resolved).error();
   }
-  if (!inside(root.value(), resolved.value())) {
+  if (!path_contains(root.value(), resolved.value())) {
     return make_error(ErrorCode::kInvalidArgument,
                       "path escapes the workspace: '" + path + "' (stay inside your working dir)");
   }
@@ -96,7 +84,7 @@ Result<OpenedFile> open_regular_inside(const std::string& workspace, const std::
   ssize_t n = ::readlink(proc.c_str(), link, sizeof link - 1);
   if (n < 0) return system_error("readlink " + proc, errno);
   std::string actual(link, static_cast<std::size_t>(n));
-  if (!inside(root.value(), actual)) {
+  if (!path_contains(root.value(), actual)) {
     return make_error(ErrorCode::kInvalidArgument,
                       "path escapes the workspace: '" + path + "' (stay inside your working dir)");
   }

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 
+#include "base/paths.h"
 #include "sandbox/diagnosis.h"
 #include "sandbox/resource_limits.h"
 #include "sandbox/seccomp_policy.h"
@@ -35,12 +36,6 @@ constexpr const char* kMatplotlibDir = "/tmp/openai4s-matplotlib";
 // them writable would hand the cell the operating system.
 constexpr const char* kSystemDirectories[] = {"/usr",   "/bin",    "/sbin", "/lib",  "/lib32",
                                               "/lib64", "/libx32", "/etc",  "/boot", "/var"};
-
-std::optional<std::string> real_path(const std::string& path) {
-  char buffer[PATH_MAX];
-  if (::realpath(path.c_str(), buffer) == nullptr) return std::nullopt;
-  return std::string(buffer);
-}
 
 bool is_directory(const std::string& path) {
   struct stat st {};

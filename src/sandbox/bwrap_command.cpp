@@ -91,14 +91,6 @@ std::size_t path_depth(const std::string& path) {
   return static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
 }
 
-bool path_contains(const std::string& ancestor, const std::string& path) {
-  if (ancestor == "/") return !path.empty() && path.front() == '/';
-  if (path.size() < ancestor.size() || path.compare(0, ancestor.size(), ancestor) != 0) {
-    return false;
-  }
-  return path.size() == ancestor.size() || path[ancestor.size()] == '/';
-}
-
 BwrapCommand& BwrapCommand::unshare(Namespace ns) {
   if (std::find(namespaces_.begin(), namespaces_.end(), ns) == namespaces_.end()) {
     namespaces_.push_back(ns);

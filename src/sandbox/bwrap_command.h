@@ -82,7 +82,4 @@ bool is_normal_absolute_path(const std::string& path);
 // "/a/b/c" -> 3; "/" -> 0.
 std::size_t path_depth(const std::string& path);
 
-// a == b, or b lies under a ("/a" contains "/a/b", not "/ab").
-bool path_contains(const std::string& ancestor, const std::string& path);
-
 }  // namespace o4s::sandbox

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 
+#include "base/paths.h"
+
 namespace o4s::sandbox {
 namespace {
 
@@ -168,11 +170,11 @@ TEST(PathHelpersTest, NormalPathsDepthAndContainment) {
   EXPECT_FALSE(is_normal_absolute_path(std::string("/a\0b", 4)));
   EXPECT_EQ(path_depth("/"), 0U);
   EXPECT_EQ(path_depth("/a/b/c"), 3U);
-  EXPECT_TRUE(path_contains("/a", "/a"));
-  EXPECT_TRUE(path_contains("/a", "/a/b"));
-  EXPECT_FALSE(path_contains("/a", "/ab"));
-  EXPECT_TRUE(path_contains("/", "/x"));
-  EXPECT_FALSE(path_contains("/a/b", "/a"));
+  EXPECT_TRUE(o4s::path_contains("/a", "/a"));
+  EXPECT_TRUE(o4s::path_contains("/a", "/a/b"));
+  EXPECT_FALSE(o4s::path_contains("/a", "/ab"));
+  EXPECT_TRUE(o4s::path_contains("/", "/x"));
+  EXPECT_FALSE(o4s::path_contains("/a/b", "/a"));
 }
 
 }  // namespace
