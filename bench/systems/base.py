@@ -15,7 +15,7 @@ class CellResult:
     interrupted: bool
     streamed_chars: int  # stdout characters handed to on_stream while the cell ran
     aborted: bool = False  # the kernel refused to run the cell (ipykernel's stop_on_error)
-    spilled_bytes: int = 0  # size of the file the cell's overflowing stdout went to (0: none)
+    stdout_file: Optional[str] = None  # cwd-relative file the overflowing stdout went to
 
 
 class KernelSession:
@@ -32,6 +32,12 @@ class KernelSession:
     ) -> CellResult:
         """Run one cell to its result. stdin_reply answers every input()."""
         raise NotImplementedError
+
+    def spilled_bytes(self, result: CellResult) -> int:
+        """Size of the file ``result``'s overflowing stdout went to; 0 if
+        none. Called outside the timed region: it may wait for the kernel
+        to finish writing the file."""
+        return 0
 
     def prepare_interrupt_thread(self) -> None:
         """Called once on the thread that will call interrupt(), before the

@@ -68,15 +68,17 @@ class Openai4sSession(KernelSession):
             error=response.get("error"),
             interrupted=bool(response.get("interrupted")),
             streamed_chars=streamed[0],
-            spilled_bytes=self._spilled_bytes(response.get("stdout_file")),
+            stdout_file=response.get("stdout_file"),
         )
 
-    def _spilled_bytes(self, path):
-        # Read after the timed call returned: the size costs the cell nothing.
-        if not path:
+    def spilled_bytes(self, result):
+        if not result.stdout_file:
             return 0
+        # The kernel completes the file after sending the result and before
+        # it handles its next request: one untimed cell waits for that.
+        self.execute("pass")
         try:
-            return os.path.getsize(os.path.join(self._cwd, path))
+            return os.path.getsize(os.path.join(self._cwd, result.stdout_file))
         except OSError:
             return 0
 

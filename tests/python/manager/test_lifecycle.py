@@ -164,3 +164,24 @@ def test_the_worker_environment_names_the_workspace(tmp_path):
     workspace, cwd = result["stdout"].split()
     assert workspace == cwd == str(tmp_path.resolve())
     assert os.path.isdir(workspace)
+
+
+def test_the_worker_s_malloc_settings_stay_out_of_cells_and_their_children(monkeypatch, tmp_path):
+    # A user's own GLIBC_TUNABLES is not allowlisted and never reaches the worker.
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.check=3")
+    with Kernel(cwd=tmp_path) as k:
+        with open(f"/proc/{k.pid}/environ", "rb") as spawned:
+            at_exec = dict(
+                entry.split(b"=", 1) for entry in spawned.read().split(b"\0") if b"=" in entry
+            )
+        result = k.execute(
+            "import os, subprocess\n"
+            "print(os.environ.get('GLIBC_TUNABLES'))\n"
+            "print(subprocess.run(['sh', '-c', 'echo ${GLIBC_TUNABLES:-unset}'],"
+            " capture_output=True, text=True).stdout.strip())"
+        )
+    # Given to the worker at exec, where glibc reads it ...
+    assert at_exec[b"GLIBC_TUNABLES"].startswith(b"glibc.malloc.mmap_threshold=")
+    # ... and gone before the first cell: neither the cell nor its child sees it.
+    assert result["error"] is None, result["error"]
+    assert result["stdout"] == "None\nunset\n"

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from openai4s.kernel import protocol
 from openai4s.kernel.capture import BoundedBuffer, StreamingStdout, cap_text
 
@@ -95,7 +97,7 @@ def test_any_other_oversized_frame_becomes_a_log():
 def test_chunk_lines_escape_what_json_must():
     lines = []
     StreamingStdout(7, lines.append).write('q"\\\n\x00é')
-    assert lines == ['{"type":"stdout_chunk","id":7,"text":"q\\"\\\\\\n\\u0000é"}\n']
+    assert lines == ['{"type":"stdout_chunk","id":7,"text":"q\\"\\\\\\n\\u0000é"}\n'.encode()]
     assert json.loads(lines[0])["text"] == 'q"\\\n\x00é'
 
 
@@ -107,3 +109,81 @@ def test_frames_are_compact_raw_utf8_and_refuse_nan():
         pass
     else:
         raise AssertionError("NaN is not JSON")
+
+
+def _rebuilt(out, lines):
+    """What the host makes of a StreamingStdout's frames and response."""
+    from worker_harness import as_the_host_finalises
+
+    text, trim = out.response_text()
+    response = {"id": "cell", "stdout": text}
+    if trim is not None:
+        response["stdout_head_trim"] = trim
+    return as_the_host_finalises(response, [json.loads(line) for line in lines])["stdout"]
+
+
+def test_streamed_stdout_is_not_sent_twice():
+    lines = []
+    out = StreamingStdout("cell", lines.append)
+    for part in ("a" * 70_000, "é\n", "🙂"):
+        out.write(part)
+    assert out.response_text() == ("", None)
+    assert _rebuilt(out, lines) == out.captured()
+
+
+def test_a_truncated_stream_is_rebuilt_from_its_chunks():
+    lines = []
+    out = StreamingStdout("cell", lines.append)
+    out.write("x" * 1_000_000)
+    assert out.response_text() == ("", None)  # exactly the cap: not truncated
+    out.write("more")
+    assert out.response_text() == ("", None)
+    assert _rebuilt(out, lines) == out.captured()
+    assert out.captured().endswith("(truncated at 1000000 characters)")
+
+
+def test_after_a_spill_the_host_is_told_how_much_head_to_cut(tmp_path):
+    from openai4s.kernel.spill import SpillFile
+
+    lines = []
+    out = StreamingStdout("cell", lines.append, SpillFile(str(tmp_path), "cell", "stdout"))
+    out.write("é" * 999_990)
+    out.write("z" * 50)
+    text, trim = out.response_text()
+    assert text == "" and trim > 0
+    assert _rebuilt(out, lines) == out.captured()
+    assert len(out.captured()) <= 1_000_064
+    out.end_spill()
+    out.finish_spill()
+
+
+def test_a_write_cut_short_sends_stdout_in_full():
+    lines = []
+
+    def interrupted_once(line):
+        if len(lines) == 1:
+            lines.append(None)
+            raise KeyboardInterrupt
+        lines.append(line)
+
+    out = StreamingStdout("cell", interrupted_once)
+    out.write("first ")
+    with pytest.raises(KeyboardInterrupt):
+        out.write("y" * 200_000)  # several chunks; the stop lands after one
+    assert out.response_text() == (out.captured(), None)
+
+
+def test_overlapping_writes_send_stdout_in_full():
+    lines = []
+    out = StreamingStdout("cell", lambda line: (lines.append(line), reenter()))
+    entered = []
+
+    def reenter():
+        # A write arriving while another is still streaming (as a second
+        # thread's would): the two copies could order them differently.
+        if not entered:
+            entered.append(True)
+            out.write("inner")
+
+    out.write("outer")
+    assert out.response_text() == (out.captured(), None)

@@ -2,6 +2,9 @@
 
 import json
 
+
+from worker_harness import as_the_host_finalises
+
 RESPONSE_KEYS = {
     "type",
     "id",
@@ -206,7 +209,9 @@ def test_non_ascii_travels_raw_and_lone_surrogates_do_not_break_frames(worker):
     worker.send({"type": "execute", "id": "u", "code": "print('héllo ✓')"})
     line = worker.read_line()
     assert "héllo ✓" in line  # not \\u-escaped
-    response, _ = worker.collect()
+    response, later = worker.collect()
+    # The host rebuilds stdout from the chunks, this first one included.
+    response = as_the_host_finalises(worker.last_raw_response, [json.loads(line)] + later)
     assert response["stdout"] == "héllo ✓\n"
     response, _ = worker.execute("print('\\udcff')")
     assert response["error"] is None and response["stdout"] == "?\n"

@@ -245,3 +245,30 @@ def test_a_background_thread_write_does_not_touch_the_signal_state(monkeypatch, 
     thread.start()
     thread.join()
     assert observed == [True]
+
+
+def test_a_stop_during_a_spill_write_leaves_no_hole(monkeypatch, installed, tmp_path):
+    from openai4s.kernel import spill as spill_mod
+
+    monkeypatch.setattr(spill_mod, "MAX_PENDING_CHARS", 10)
+    monkeypatch.setattr(spill_mod, "_CHUNK_CHARS", 5)
+    real_write = os.write
+
+    def stop_then_write(fd, data):
+        # As a stop landing in a blocking write: the handler runs first.
+        worker_mod._sigint_handler(2, None)
+        return real_write(fd, data)
+
+    spill = spill_mod.SpillFile(str(tmp_path), "c", "stdout", worker_mod._sigint_held)
+    worker_mod._arm_sigint()
+    worker_mod._in_user_code[0] = True
+    spill.start("head-")
+    monkeypatch.setattr(spill_mod.os, "write", stop_then_write)
+    with pytest.raises(KeyboardInterrupt):
+        spill.write("x" * 20)  # past the bound: written now, and the stop lands in it
+    monkeypatch.setattr(spill_mod.os, "write", real_write)
+    assert worker_mod._sigint_delivered[0] is True
+    worker_mod._in_user_code[0] = False
+    spill.end()
+    spill.finish()
+    assert (tmp_path / spill.path).read_text() == "head-" + "x" * 20

@@ -1,12 +1,26 @@
-"""Output over the cap is not lost: it is spilled, whole, to a workspace file."""
+"""Output over the cap is not lost: it is spilled, whole, to a workspace file.
+
+The file is written after the response is sent, under a ".part" name that is
+renamed when complete: a following request always finds it whole.
+"""
 
 import os
 from pathlib import Path
 
+from openai4s.kernel import spill as spill_mod
 from openai4s.kernel.capture import BoundedBuffer, StreamingStdout
 from openai4s.kernel.spill import SPILL_DIR, SpillFile, safe_name
 
 from test_worker_cells import RESPONSE_KEYS
+
+FLOOD = "import sys\nfor _ in range(300):\n    sys.stdout.write({char!r} * 10_000)\n"
+
+
+def _settled(worker):
+    """Sync with the worker: once it answers a request, the files of the Cells
+    before it are complete."""
+    response, _ = worker.execute("pass")
+    assert response["error"] is None
 
 
 def test_a_normal_cell_creates_no_file_and_no_key(worker):
@@ -21,6 +35,7 @@ def test_stdout_over_the_cap_goes_whole_to_the_named_file(worker):
     assert set(response) == RESPONSE_KEYS | {"stdout_file"}
     path = response["stdout_file"]
     assert path == f"{SPILL_DIR}/cell-flood.stdout.txt"
+    _settled(worker)
     spilled = (Path(worker.cwd) / path).read_text()
     assert spilled == "0123456789" * 300_000
     marker = f"\n...(truncated at 1000000 characters; full output in {path})"
@@ -36,6 +51,7 @@ def test_stderr_over_the_cap_is_spilled_too(worker):
     assert "stdout_file" not in response
     assert response["stdout"] == "ok\n"
     path = response["stderr_file"]
+    _settled(worker)
     assert (Path(worker.cwd) / path).read_text(encoding="utf-8") == "é" * 1_500_000
     assert path in response["stderr"]
 
@@ -45,6 +61,7 @@ def test_a_spill_works_after_the_cell_changes_directory(worker, tmp_path):
     elsewhere.mkdir()
     code = f"import os\nos.chdir({str(elsewhere)!r})\nprint('z' * 1_000_001)"
     response, _ = worker.execute(code, cell_id="cell-cd")
+    _settled(worker)
     assert (Path(worker.cwd) / response["stdout_file"]).stat().st_size == 1_000_002
 
 
@@ -55,6 +72,7 @@ def test_an_unwritable_workspace_keeps_the_plain_marker(tmp_path):
     out = BoundedBuffer(limit=10, spill=SpillFile(str(root), "c", "stderr"))
     out.write("x" * 20)
     out.end_spill()
+    out.finish_spill()
     assert out.spill_path is None
     assert out.captured() == "x" * 10 + "\n...(truncated at 1000000 characters)"
 
@@ -65,6 +83,8 @@ def test_writes_after_the_cell_ended_are_dropped(tmp_path):
     out.write("a" * 1_000_005)
     out.end_spill()
     out.write("late")
+    out.finish_spill()
+    out.write("later")
     assert (tmp_path / out.spill_path).read_text() == "a" * 1_000_005
 
 
@@ -74,7 +94,7 @@ def test_exactly_the_cap_is_not_truncated(tmp_path):
     out.write("a" * 1_000_000)
     assert out.captured() == "a" * 1_000_000
     assert not os.path.exists(tmp_path / SPILL_DIR)
-    assert all("truncated" not in line for line in frames)
+    assert all(b"truncated" not in line for line in frames)
 
 
 def test_safe_names_are_plain_and_distinct():
@@ -92,21 +112,128 @@ def test_a_spill_file_is_bounded(tmp_path):
     for _ in range(50):
         out.write("y" * 7)
     out.end_spill()
+    out.finish_spill()
     text = (tmp_path / out.spill_path).read_text()
     assert text == "y" * 100 + "\n...(spill file truncated at 100 bytes)\n"
 
 
 def test_old_spill_files_are_pruned(tmp_path, monkeypatch):
-    from openai4s.kernel import spill as spill_mod
-
     monkeypatch.setattr(spill_mod, "MAX_SPILL_FILES", 3)
     outputs = tmp_path / SPILL_DIR
     outputs.mkdir(parents=True)
-    for i in range(5):
-        old = outputs / f"old{i}.stdout.txt"
-        old.write_text("x")
-        os.utime(old, ns=(i * 10**9, i * 10**9))
+    # A killed worker's leftover ".part" is in the same pool.
+    olds = ["old0.stdout.txt", "old1.stderr.txt.part", "old2.stdout.txt", "old3.stdout.txt"]
+    olds.append("old4.stderr.txt.part")
+    for i, name in enumerate(olds):
+        (outputs / name).write_text("x")
+        os.utime(outputs / name, ns=(i * 10**9, i * 10**9))
     (outputs / "notes.md").write_text("not a spill file")
-    SpillFile(str(tmp_path), "new", "stdout").start("head")
+    spill = SpillFile(str(tmp_path), "new", "stdout")
+    spill.start("head")
+    assert len(list(outputs.iterdir())) == 7  # pruning waits for finish
+    spill.finish()
     names = sorted(path.name for path in outputs.iterdir())
-    assert names == ["new.stdout.txt", "notes.md", "old3.stdout.txt", "old4.stdout.txt"]
+    assert names == ["new.stdout.txt", "notes.md", "old3.stdout.txt", "old4.stderr.txt.part"]
+
+
+def test_the_file_is_whole_or_absent_when_the_response_arrives(worker):
+    response, _ = worker.execute(FLOOD.format(char="w"), cell_id="cell-race")
+    final = Path(worker.cwd) / response["stdout_file"]
+    whole = "w" * 3_000_000
+    # The write follows the response: the name is absent or names it whole.
+    assert not final.exists() or final.read_text() == whole
+    # The next Cell already finds it whole, from inside the kernel.
+    seen, _ = worker.execute(f"print(len(open({str(final)!r}).read()))")
+    assert seen["stdout"] == "3000000\n"
+    assert final.read_text() == whole
+    assert sorted(path.name for path in final.parent.iterdir()) == [final.name]
+
+
+def test_a_rerun_of_a_cell_id_replaces_its_file_whole(worker):
+    worker.execute(FLOOD.format(char="a"), cell_id="cell-again")
+    code = "print('b' * 1_500_000, end='')"
+    response, _ = worker.execute(code, cell_id="cell-again")
+    _settled(worker)
+    final = Path(worker.cwd) / response["stdout_file"]
+    assert final.read_text() == "b" * 1_500_000
+    assert [path.name for path in final.parent.iterdir()] == [final.name]
+
+
+def test_a_spill_at_shutdown_is_still_written_whole(worker):
+    # The shutdown request is queued behind the Cell: no wait in between.
+    worker.send({"type": "execute", "id": "cell-last", "code": FLOOD.format(char="s")})
+    worker.send({"type": "shutdown"})
+    response, _ = worker.collect()
+    assert worker.proc.wait(timeout=10) == 0
+    outputs = Path(worker.cwd) / SPILL_DIR
+    assert (Path(worker.cwd) / response["stdout_file"]).read_text() == "s" * 3_000_000
+    assert [path.name for path in outputs.iterdir()] == ["cell-last.stdout.txt"]
+
+
+def test_past_the_pending_bound_the_overflow_is_written_during_the_cell(worker):
+    # The Cell lowers the worker's bound, then checks the ".part" file grew
+    # while it was still running.
+    code = (
+        "import os, sys\n"
+        "from openai4s.kernel import spill\n"
+        "spill.MAX_PENDING_CHARS = 100_000\n"
+        "part = '.openai4s/outputs/cell-bp.stdout.txt.part'\n"
+        "sizes = []\n"
+        "for i in range(300):\n"
+        "    sys.stdout.write(chr(97 + i % 26) * 9_999 + '\\n')\n"
+        "    if i % 50 == 49 and i > 100:\n"
+        "        sizes.append(os.path.getsize(part))\n"
+        "spill.MAX_PENDING_CHARS = 32 * 1024 * 1024\n"
+        "sys.stderr.write(repr(sizes))\n"
+    )
+    response, _ = worker.execute(code, cell_id="cell-bp")
+    assert response["error"] is None
+    sizes = eval(response["stderr"])
+    assert len(sizes) == 4 and 0 < sizes[0] < sizes[-1] < 3_000_000
+    _settled(worker)
+    expected = "".join(chr(97 + i % 26) * 9_999 + "\n" for i in range(300))
+    assert (Path(worker.cwd) / response["stdout_file"]).read_text() == expected
+
+
+def test_the_pending_bound_leaves_the_file_exact(tmp_path, monkeypatch):
+    monkeypatch.setattr(spill_mod, "MAX_PENDING_CHARS", 50)
+    spill = SpillFile(str(tmp_path), "c", "stdout")
+    out = BoundedBuffer(limit=10, spill=spill)
+    pieces = [f"{i:03d}é" * 7 for i in range(100)]
+    for piece in pieces:
+        out.write(piece)
+    part = tmp_path / (out.spill_path + spill_mod.PART_SUFFIX)
+    assert part.stat().st_size > 0  # written before the Cell's end
+    out.end_spill()
+    out.finish_spill()
+    out.finish_spill()  # idempotent
+    assert (tmp_path / out.spill_path).read_text(encoding="utf-8") == "".join(pieces)
+    assert not part.exists()
+
+
+def test_many_tiny_writes_are_bounded_too(tmp_path, monkeypatch):
+    monkeypatch.setattr(spill_mod, "MAX_PENDING_PIECES", 10)
+    out = BoundedBuffer(limit=1, spill=SpillFile(str(tmp_path), "c", "stdout"))
+    for i in range(100):
+        out.write(str(i % 10))
+    assert len(out._spill._pending) <= 11
+    out.end_spill()
+    out.finish_spill()
+    expected = "".join(str(i % 10) for i in range(100))
+    assert (tmp_path / out.spill_path).read_text() == expected
+
+
+def test_a_full_disk_keeps_what_fit_and_never_raises(tmp_path, monkeypatch):
+    spill = SpillFile(str(tmp_path), "c", "stderr")
+    out = BoundedBuffer(limit=3, spill=spill)
+    out.write("abcdef")
+
+    def full(fd, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(spill_mod.os, "write", full)
+    out.end_spill()
+    out.finish_spill()
+    monkeypatch.undo()
+    assert (tmp_path / out.spill_path).read_text() == ""
+    assert out.spill_path in out.captured()

@@ -121,7 +121,8 @@ class WorkerProcess:
             if on_frame is not None:
                 on_frame(frame)
             if frame.get("type") == "response":
-                return frame, seen
+                self.last_raw_response = dict(frame)
+                return as_the_host_finalises(frame, seen), seen
             seen.append(frame)
             if frame.get("type") == "host_call" and on_host_call is not None:
                 self.answer(frame, on_host_call)
@@ -238,3 +239,25 @@ class FakeBashAuthority:
         capability = self.tamper(capability)
         self.issued[token] = dict(capability)
         return capability
+
+
+def as_the_host_finalises(response, frames):
+    """The response's stdout as the C++ host fills it (spec §3.8 and
+    src/kernel/streamed_stdout.h): an empty stdout with chunks of this Cell
+    is the streamed text, with ``stdout_head_trim`` code points cut before
+    the last (marker) chunk; the trim field itself never reaches a caller."""
+    trim = response.pop("stdout_head_trim", 0)
+    chunks = [
+        frame["text"]
+        for frame in frames
+        if frame.get("type") == "stdout_chunk"
+        and frame.get("id") == response.get("id")
+        and frame.get("text")
+    ]
+    if chunks and not response.get("stdout"):
+        if isinstance(trim, int) and trim > 0 and len(chunks) >= 2:
+            head = "".join(chunks[:-1])
+            response["stdout"] = head[: max(len(head) - trim, 0)] + chunks[-1]
+        else:
+            response["stdout"] = "".join(chunks)
+    return response

@@ -100,6 +100,49 @@ TEST(ExecuteTest, ChunksFillMissingOrNullStdout) {
   }
 }
 
+TEST(ExecuteTest, AHeadTrimShortensTheStreamedHeadAndIsRemoved) {
+  ManagerHarness h;
+  h.started();
+  h.transport->push_frame(chunk("0123456789"));
+  h.transport->push_frame(chunk("\n...(marker naming a file)"));
+  Json response = response_frame();
+  response["stdout"] = "";
+  response["stdout_head_trim"] = 4;
+  h.transport->push_frame(response);
+  auto result = h.execute();
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result.value()["stdout"], "012345\n...(marker naming a file)");
+  EXPECT_FALSE(result.value().contains("stdout_head_trim"));
+}
+
+TEST(ExecuteTest, AHeadTrimIsIgnoredWhenStdoutIsSentOrMalformed) {
+  for (Json trim : {Json(-3), Json("4"), Json(1.5)}) {
+    ManagerHarness h;
+    h.started();
+    h.transport->push_frame(chunk("abc"));
+    h.transport->push_frame(chunk("|m"));
+    Json response = response_frame();
+    response["stdout"] = "";
+    response["stdout_head_trim"] = trim;
+    h.transport->push_frame(response);
+    auto result = h.execute();
+    ASSERT_TRUE(result.ok());
+    EXPECT_EQ(result.value()["stdout"], "abc|m") << trim.dump();
+    EXPECT_FALSE(result.value().contains("stdout_head_trim"));
+  }
+  ManagerHarness h;
+  h.started();
+  h.transport->push_frame(chunk("abc"));
+  Json response = response_frame();
+  response["stdout"] = "captured";
+  response["stdout_head_trim"] = 2;
+  h.transport->push_frame(response);
+  auto result = h.execute();
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result.value()["stdout"], "captured");
+  EXPECT_FALSE(result.value().contains("stdout_head_trim"));
+}
+
 TEST(ExecuteTest, NonEmptyStdoutInTheResponseWins) {
   ManagerHarness h;
   h.started();
