@@ -28,7 +28,14 @@ PipeTransport::PipeTransport(std::unique_ptr<proc::ChildProcess> child, UniqueFd
       stdin_(std::move(stdin_write)),
       stdout_(std::move(stdout_read)),
       reader_(stdout_.get(), proto::kMaxFrameBytes),
-      tail_(std::move(tail)) {}
+      tail_(std::move(tail)) {
+  // The answer to a frame we send usually comes within a few tens of
+  // microseconds; see LineReader::set_spin_budget for why we spin for it.
+  int flags = ::fcntl(stdout_.get(), F_GETFL);
+  if (flags >= 0 && ::fcntl(stdout_.get(), F_SETFL, flags | O_NONBLOCK) == 0) {
+    reader_.set_spin_budget(kAnswerSpin);
+  }
+}
 
 PipeTransport::~PipeTransport() {
   close_input();
@@ -46,6 +53,7 @@ Status PipeTransport::write_line(std::string_view line) {
     }
     line.remove_prefix(static_cast<std::size_t>(n));
   }
+  reader_.arm_spin();
   return {};
 }
 

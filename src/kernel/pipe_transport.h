@@ -2,6 +2,7 @@
 // protocol pipe pair and a drained stderr.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 
@@ -16,6 +17,11 @@ namespace o4s::kernel {
 
 class PipeTransport final : public Transport {
  public:
+  // How long the reader polls for the answer to a frame just written before
+  // it sleeps: covers a short cell or host-call answer, costs at most this
+  // much CPU per frame sent otherwise.
+  static constexpr std::chrono::microseconds kAnswerSpin{150};
+
   static Result<std::unique_ptr<PipeTransport>> start(const proc::SpawnRequest& request);
   ~PipeTransport() override;
 

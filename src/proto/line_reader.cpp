@@ -1,5 +1,7 @@
 #include "proto/line_reader.h"
 
+#include <poll.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -35,14 +37,34 @@ Result<std::size_t> LineReader::fill() {
       buffer_.resize(buffer_.size() * 2);
     }
   }
+  const bool spin =
+      spin_budget_.count() > 0 && spin_armed_.exchange(false, std::memory_order_relaxed);
+  const auto spin_until = std::chrono::steady_clock::now() + spin_budget_;
   for (;;) {
     ssize_t n = ::read(fd_, buffer_.data() + end_, buffer_.size() - end_);
     if (n >= 0) {
       end_ += static_cast<std::size_t>(n);
       return static_cast<std::size_t>(n);
     }
-    if (errno != EINTR) return system_error("read protocol pipe", errno);
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return system_error("read protocol pipe", errno);
+    if (spin && std::chrono::steady_clock::now() < spin_until) {
+      // The wakee may be queued on this very CPU (a packing scheduler puts
+      // it beside the waker): yield, or the spin only delays the answer.
+      ::sched_yield();
+      continue;
+    }
+    Status ready = wait_readable();
+    if (!ready) return std::move(ready).error();
   }
+}
+
+Status LineReader::wait_readable() {
+  pollfd watched{fd_, POLLIN, 0};
+  // POLLHUP and POLLERR also end the wait; the read that follows reports them.
+  if (::poll(&watched, 1, -1) < 0 && errno != EINTR)
+    return system_error("poll protocol pipe", errno);
+  return {};
 }
 
 Result<std::optional<std::string>> LineReader::read_line() {

@@ -2,6 +2,8 @@
 // read, so the frame cap is enforced before a line is materialised.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -23,8 +25,20 @@ class LineReader {
 
   std::size_t oversized_lines() const { return oversized_lines_; }
 
+  // Latency for request/answer traffic. On this class of VM a blocked
+  // reader's idle vCPU halts, and waking it costs tens of microseconds,
+  // more than a short cell. With a spin budget and an O_NONBLOCK fd, the
+  // first wait after arm_spin() polls with non-blocking reads for up to the
+  // budget before it sleeps in poll(2). Only that one wait spins: frames
+  // that trickle in during a long cell wait the ordinary way. A blocking fd
+  // simply blocks (the budget is then unused).
+  void set_spin_budget(std::chrono::microseconds budget) { spin_budget_ = budget; }
+  // Safe from another thread (the writer arms; the reader spins).
+  void arm_spin() { spin_armed_.store(true, std::memory_order_relaxed); }
+
  private:
   Result<std::size_t> fill();
+  Status wait_readable();
 
   int fd_;
   std::size_t max_line_;
@@ -32,6 +46,8 @@ class LineReader {
   std::size_t begin_ = 0;
   std::size_t end_ = 0;
   std::size_t oversized_lines_ = 0;
+  std::chrono::microseconds spin_budget_{0};
+  std::atomic<bool> spin_armed_{false};
 };
 
 }  // namespace o4s::proto

@@ -9,16 +9,85 @@ re-published stream is seen by every accessor.
 
 import io
 import os
+import select
 import sys
 import threading
+import time
 
 CORRUPTED = "protocol IN corrupted and no reserve fd to recover"
 
 
+#: How long a read polls for the host's next frame before it sleeps. Every
+#: read here follows a frame the worker sent (a response, a host call), and
+#: the answer usually comes within microseconds; a reader asleep in read()
+#: costs a vCPU wake-up (tens of microseconds on a VM) to get it.
+SPIN_SECONDS = 100e-6
+
+
+class LineIn:
+    """Protocol IN: newline-terminated UTF-8 frames as text.
+
+    Its own buffer (rather than a TextIOWrapper) so it knows when no whole
+    line is held and only then polls briefly before blocking. Undecodable
+    bytes become U+FFFD: a stray byte must make a bad frame the loop
+    answers, not an exception that ends the worker. Finalisation never
+    closes the descriptor (a parked wrapper's number may be someone else's).
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._buffer = bytearray()
+        self._searched = 0
+        self.closed = False
+
+    def fileno(self) -> int:
+        self._check_open()
+        return self._fd
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            os.close(self._fd)
+
+    def readline(self) -> str:
+        """The next line with its newline; a last unterminated line; "" at
+        end of stream."""
+        self._check_open()
+        buffer = self._buffer
+        while True:
+            end = buffer.find(b"\n", self._searched)
+            if end >= 0:
+                line = bytes(buffer[: end + 1])
+                del buffer[: end + 1]
+                self._searched = 0
+                return line.decode("utf-8", "replace")
+            self._searched = len(buffer)
+            if not buffer:
+                self._spin()
+            # A frame of megabytes arrives in few reads, not thousands.
+            data = os.read(self._fd, max(65536, len(buffer)))
+            if not data:
+                rest = bytes(buffer)
+                buffer.clear()
+                self._searched = 0
+                return rest.decode("utf-8", "replace")
+            buffer += data
+
+    def _spin(self) -> None:
+        poller = select.poll()
+        poller.register(self._fd, select.POLLIN)
+        deadline = time.perf_counter() + SPIN_SECONDS
+        # poll() releases the GIL, so a Cell's threads still run meanwhile.
+        while not poller.poll(0) and time.perf_counter() < deadline:
+            os.sched_yield()
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise ValueError("I/O operation on closed protocol stream")
+
+
 def _wrap_in(fd: int):
-    # "replace": a stray undecodable byte must become a bad frame the loop
-    # answers, not an exception that ends the worker.
-    return io.open(fd, "r", encoding="utf-8", errors="replace", newline="\n")
+    return LineIn(fd)
 
 
 def _wrap_out(fd: int):

@@ -19,30 +19,57 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+class _ProcFile:
+    """One /proc/self file kept open across Cells.
+
+    Opening /proc/self/status and clear_refs twice per Cell was a tenth of
+    a ``pass`` round trip. Raw os calls, not open(): provenance may have
+    wrapped the builtin. A Cell may close the descriptor and reuse its
+    number for a file of its own, so the identity recorded at open is
+    checked before each use (a write to someone else's file would be
+    corruption); on a mismatch the file is opened afresh.
+    """
+
+    def __init__(self, path: str, flags: int) -> None:
+        self._path = path
+        self._flags = flags | os.O_CLOEXEC
+        self._fd = -1
+        self._identity = None
+
+    def fd(self) -> int:
+        fd = self._fd
+        if fd >= 0:
+            try:
+                status = os.fstat(fd)
+                if (status.st_dev, status.st_ino) == self._identity:
+                    return fd
+            except OSError:
+                pass
+            # Not ours any more: forget it without closing someone else's.
+            self._fd = -1
+        fd = os.open(self._path, self._flags)
+        status = os.fstat(fd)
+        self._fd, self._identity = fd, (status.st_dev, status.st_ino)
+        return fd
+
+
+_CLEAR_REFS = _ProcFile("/proc/self/clear_refs", os.O_WRONLY)
+_STATUS = _ProcFile("/proc/self/status", os.O_RDONLY)
+
+
 def reset_peak_rss() -> None:
-    # Raw os calls, not open(): provenance may have wrapped the builtin, and
-    # this runs twice per Cell, so a buffered text stream's setup shows up in
-    # every round trip. Writing 5 to clear_refs resets VmHWM (Linux >= 4.0),
-    # so the next read is this Cell's peak rather than the lifetime peak.
+    # Writing 5 to clear_refs resets VmHWM (Linux >= 4.0), so the next read
+    # is this Cell's peak rather than the lifetime peak.
     try:
-        fd = os.open("/proc/self/clear_refs", os.O_WRONLY | os.O_CLOEXEC)
-    except OSError:
-        return
-    try:
-        os.write(fd, b"5")
+        os.write(_CLEAR_REFS.fd(), b"5")
     except OSError:
         pass
-    finally:
-        os.close(fd)
 
 
 def peak_rss_kb() -> int:
     try:
-        fd = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            status = os.read(fd, 8192)
-        finally:
-            os.close(fd)
+        # pread at offset 0 makes procfs render the file anew.
+        status = os.pread(_STATUS.fd(), 8192, 0)
         start = status.index(b"VmHWM:") + 6
         return int(status[start : status.index(b"\n", start)].split()[0])
     except (OSError, ValueError, IndexError):

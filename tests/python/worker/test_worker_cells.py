@@ -1,6 +1,7 @@
 """Cell execution: capture, echo, errors, trapping, usage and the response."""
 
 import json
+import os
 
 
 from worker_harness import as_the_host_finalises
@@ -221,3 +222,33 @@ def test_an_unserialisable_legacy_diagnostic_does_not_cost_the_response(worker):
     response, _ = worker.execute("__openai4s_skill_load_events__ = [{'bad': object()}]")
     assert set(response) == RESPONSE_KEYS
     json.dumps(response)
+
+
+def test_a_cell_reusing_the_usage_descriptors_keeps_its_files_and_usage(worker):
+    # The worker keeps /proc/self/status and clear_refs open between Cells.
+    # A Cell that closes every descriptor and reuses the numbers for its own
+    # files must neither have "5" written into them nor break the report.
+    code = (
+        "import os\n"
+        "mine = {}\n"
+        "for fd in range(3, 64):\n"
+        "    try:\n"
+        "        target = os.readlink(f'/proc/self/fd/{fd}')\n"
+        "    except OSError:\n"
+        "        continue\n"
+        "    if target.startswith('/proc/') and target.endswith(('/status', '/clear_refs')):\n"
+        "        os.close(fd)\n"
+        "        mine[fd] = os.open(f'taken-{fd}.txt', os.O_RDWR | os.O_CREAT, 0o644)\n"
+        "        os.write(mine[fd], b'users data')\n"
+        "print(sorted(mine) == sorted(mine.values()), len(mine))\n"
+    )
+    worker.execute("pass")  # both files are open once a Cell has finished
+    first, _ = worker.execute(code)
+    assert first["error"] is None, first["error"]
+    assert first["stdout"] == "True 2\n"
+    after, _ = worker.execute("b = bytearray(64 * 1024 * 1024)\ndel b")
+    assert after["usage"]["peak_rss_kb"] > 60 * 1024
+    for name in os.listdir(worker.cwd):
+        if name.startswith("taken-"):
+            with open(os.path.join(worker.cwd, name), "rb") as taken:
+                assert taken.read() == b"users data"

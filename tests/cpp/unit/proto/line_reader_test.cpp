@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <ctime>
 #include <random>
 #include <string>
 #include <thread>
@@ -291,6 +293,91 @@ TEST(LineReaderTest, MemoryStaysBoundedWhileDiscardingAHugeLine) {
   EXPECT_EQ(next_line(reader), "after\n");
   const long grown_kib = max_rss_kib() - before;
   EXPECT_LT(grown_kib, 32 * 1024) << "peak RSS grew by " << grown_kib << " KiB";
+}
+
+// A non-blocking pipe read end, as PipeTransport uses it.
+struct NonBlockingPipe {
+  UniqueFd reader;
+  UniqueFd writer;
+
+  NonBlockingPipe() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) std::abort();
+    reader.reset(fds[0]);
+    writer.reset(fds[1]);
+  }
+  void write(const std::string& data) const {
+    ASSERT_EQ(::write(writer.get(), data.data(), data.size()), static_cast<ssize_t>(data.size()));
+  }
+};
+
+TEST(LineReaderSpinTest, ANonBlockingFdWaitsForLinesPastTheSpin) {
+  NonBlockingPipe pipe;
+  LineReader reader(pipe.reader.get(), 1024);
+  reader.set_spin_budget(std::chrono::microseconds(200));
+  reader.arm_spin();
+  // Arrives long after the spin: the reader must sleep in poll, not fail
+  // with EAGAIN or busy-wait.
+  std::thread late([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    pipe.write("late\n");
+  });
+  auto cpu_before = std::clock();
+  EXPECT_EQ(next_line(reader), "late\n");
+  late.join();
+  double cpu_seconds = static_cast<double>(std::clock() - cpu_before) / CLOCKS_PER_SEC;
+  EXPECT_LT(cpu_seconds, 0.03);  // 50 ms of waiting, almost none of it spun
+}
+
+TEST(LineReaderSpinTest, AnArmedReadTakesALineThatArrivesWithinTheSpin) {
+  NonBlockingPipe pipe;
+  LineReader reader(pipe.reader.get(), 1024);
+  reader.set_spin_budget(std::chrono::seconds(5));
+  reader.arm_spin();
+  std::thread soon([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    pipe.write("a\nb");
+  });
+  EXPECT_EQ(next_line(reader), "a\n");
+  soon.join();
+  pipe.write("\n");
+  EXPECT_EQ(next_line(reader), "b\n");
+  pipe.writer.reset();
+  EXPECT_EQ(next_line(reader), "<eof>");
+}
+
+TEST(LineReaderSpinTest, TheSpinIsSpentOnOneWaitOnly) {
+  NonBlockingPipe pipe;
+  LineReader reader(pipe.reader.get(), 1024);
+  reader.set_spin_budget(std::chrono::milliseconds(300));
+  reader.arm_spin();
+  pipe.write("first\n");
+  EXPECT_EQ(next_line(reader), "first\n");  // the armed wait found data at once
+  // Not re-armed: this wait sleeps rather than spinning 300 ms.
+  std::thread later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    pipe.write("second\n");
+  });
+  auto cpu_before = std::clock();
+  EXPECT_EQ(next_line(reader), "second\n");
+  later.join();
+  double cpu_seconds = static_cast<double>(std::clock() - cpu_before) / CLOCKS_PER_SEC;
+  EXPECT_LT(cpu_seconds, 0.05);
+}
+
+TEST(LineReaderSpinTest, EndOfStreamEndsAWait) {
+  NonBlockingPipe pipe;
+  LineReader reader(pipe.reader.get(), 1024);
+  reader.set_spin_budget(std::chrono::microseconds(100));
+  reader.arm_spin();
+  std::thread closer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    pipe.write("partial");
+    pipe.writer.reset();
+  });
+  EXPECT_EQ(next_line(reader), "partial");
+  closer.join();
+  EXPECT_EQ(next_line(reader), "<eof>");
 }
 
 }  // namespace
