@@ -157,7 +157,7 @@ class _WriteProxy:
         return repr(self._handle)
 
 
-def make_open(real_open, is_off, active=provenance._cell_active):
+def make_open(real_open, is_off, active=provenance._cell_active, accelerated=True):
     """The builtin ``open`` replacement: tags what Cells read and write.
 
     Only while a Cell runs (``active``); worker housekeeping and threads left
@@ -245,4 +245,25 @@ def make_open(real_open, is_off, active=provenance._cell_active):
 
     open.__doc__ = real_open.__doc__
     open._openai4s_wrapped = real_open
-    return open
+    if not accelerated:
+        return open
+    try:
+        from openai4s.kernel._fast_open import FastOpen
+    except ImportError:  # not built: the Python wrapper alone, same behaviour
+        return open
+    # The common case (a str path, "r"/"rt"/"rb", nothing else) in C; every
+    # other call goes to the Python wrapper above, which defines the rules.
+    return FastOpen(
+        fallback=open,
+        real_open=real_open,
+        is_off=is_off,
+        active=active,
+        state=state,
+        cwd_cache=cached_cwd,
+        current_cwd=current_cwd,
+        text_class=_TaggedText,
+        reader_class=_TaggedReader,
+        file_io=FileIO,
+        buffered_reader=io.BufferedReader,
+        default_buffer=default_buffer,
+    )

@@ -1,0 +1,165 @@
+"""The C fast path of the provenance open() gives exactly what the Python
+wrapper gives, and hands everything else to it."""
+
+import builtins
+import io
+import os
+import pathlib
+
+import pytest
+
+from openai4s.kernel import provenance, provenance_files
+
+fast_open_module = pytest.importorskip(
+    "openai4s.kernel._fast_open", reason="the worker extension is built by `make setup`"
+)
+
+
+@pytest.fixture
+def opens(tmp_path, monkeypatch):
+    """(python_open, fast_open) over one execution root, a Cell running."""
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    (root / "data.txt").write_text("héllo\nworld\n", encoding="utf-8")
+    (root / "sub" / "inner.bin").write_bytes(b"\x00\x01binary")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not ours")
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(provenance._state, "root", str(root))
+    off, active = [False], [True]
+    python_open = provenance_files.make_open(
+        builtins.open, lambda: off[0], active, accelerated=False
+    )
+    fast_open = provenance_files.make_open(builtins.open, lambda: off[0], active)
+    assert type(fast_open).__name__ == "FastOpen"
+    return python_open, fast_open, root, outside, off, active
+
+
+def _outcome(opener, *args, **kwargs):
+    """What one call produced, comparable across the two opens."""
+    try:
+        handle = opener(*args, **kwargs)
+    except Exception as exc:
+        return ("raised", type(exc), getattr(exc, "errno", None))
+    try:
+        data = handle.read()
+        return (
+            type(handle),
+            getattr(handle, "mode", None),
+            getattr(handle, "_openai4s_src", None),
+            type(data),
+            data,
+            provenance.get_tags(data) if hasattr(data, "_openai4s_src") else None,
+            getattr(data, "_openai4s_src", None),
+        )
+    finally:
+        handle.close()
+
+
+def _calls(root, outside):
+    data = str(root / "data.txt")
+    return [
+        ("data.txt",),
+        ("data.txt", "r"),
+        ("data.txt", "rt"),
+        ("data.txt", "rb"),
+        ("sub/inner.bin", "rb"),
+        ("./data.txt",),
+        ("sub/../data.txt",),
+        (data,),
+        (data, "rb"),
+        (str(root) + "//data.txt",),
+        (str(root) + "/./data.txt",),
+        (str(outside),),
+        (str(outside), "rb"),
+        (pathlib.Path("data.txt"),),
+        (b"data.txt",),
+        ("data.txt", "br"),
+        ("data.txt", "tr"),
+        ("missing.txt",),
+        (str(root / "missing.txt"), "rb"),
+        ("sub",),
+        ("",),
+        ("data.txt", "r", -1),
+        ("data.txt", "r", 0),
+    ]
+
+
+def test_every_call_gives_what_the_python_wrapper_gives(opens):
+    python_open, fast_open, root, outside, *_ = opens
+    for call in _calls(root, outside):
+        assert _outcome(fast_open, *call) == _outcome(python_open, *call), call
+
+
+def test_keyword_calls_and_write_modes_go_to_the_python_wrapper(opens):
+    python_open, fast_open, root, *_ = opens
+    assert _outcome(fast_open, "data.txt", encoding="latin-1") == _outcome(
+        python_open, "data.txt", encoding="latin-1"
+    )
+    with fast_open("written.txt", "w") as out:
+        assert type(out).__name__ == "_WriteProxy"
+        out.write("x")
+    assert (root / "written.txt").read_text() == "x"
+
+
+def test_between_cells_and_when_off_it_is_the_plain_builtin(opens):
+    _, fast_open, _, _, off, active = opens
+    active[0] = False
+    with fast_open("data.txt") as handle:
+        assert type(handle) is io.TextIOWrapper
+    active[0] = True
+    off[0] = True
+    with fast_open("data.txt", "rb") as handle:
+        assert type(handle) is io.BufferedReader
+
+
+def test_a_failed_open_leaks_no_descriptor(opens):
+    _, fast_open, *_ = opens
+    before = set(os.listdir("/proc/self/fd"))
+    for _ in range(50):
+        with pytest.raises(IsADirectoryError):
+            fast_open("sub")
+        with pytest.raises(FileNotFoundError):
+            fast_open("nope.txt", "rb")
+    assert set(os.listdir("/proc/self/fd")) == before
+
+
+def test_it_looks_like_open(opens):
+    _, fast_open, *_ = opens
+    assert fast_open.__name__ == "open"
+    assert fast_open.__doc__ == builtins.open.__doc__
+    assert fast_open._openai4s_wrapped is builtins.open
+
+
+def test_a_worker_installs_the_fast_path(worker):
+    response, _ = worker.execute("import builtins\nprint(type(builtins.open).__name__)")
+    assert response["stdout"] == "FastOpen\n"
+
+
+def test_the_common_calls_never_reach_the_python_wrapper(opens):
+    python_open, _, root, outside, off, active = opens
+    reached = []
+
+    def counting(*args, **kwargs):
+        reached.append(args)
+        return python_open(*args, **kwargs)
+
+    fast_open = fast_open_module.FastOpen(
+        fallback=counting,
+        real_open=builtins.open,
+        is_off=lambda: off[0],
+        active=active,
+        state=provenance._state,
+        cwd_cache=[None],
+        current_cwd=os.getcwd,
+        text_class=provenance_files._TaggedText,
+        reader_class=provenance_files._TaggedReader,
+        file_io=io.FileIO,
+        buffered_reader=io.BufferedReader,
+        default_buffer=io.DEFAULT_BUFFER_SIZE,
+    )
+    for call in [("data.txt",), ("data.txt", "rt"), ("sub/inner.bin", "rb"), (str(outside),)]:
+        assert _outcome(fast_open, *call) == _outcome(python_open, *call), call
+    assert reached == []
+    _outcome(fast_open, "data.txt", "r", 0)
+    assert reached == [("data.txt", "r", 0)]
