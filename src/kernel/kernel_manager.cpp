@@ -25,8 +25,9 @@ std::string new_authorization_generation() { return "kernel:" + uuid4(); }
 // on the supervisor thread, then let the sandbox pin, limit and prove the
 // worker before anything is sent to it. On failure the transport is dropped,
 // which kills and reaps the whole spawned group.
-Result<std::unique_ptr<PipeTransport>> start_sandboxed(sandbox::KernelSandbox& box,
-                                                       const sandbox::LaunchSpec& spec) {
+Result<std::unique_ptr<PipeTransport>> start_sandboxed(
+    const std::shared_ptr<sandbox::KernelSandbox>& sandbox, const sandbox::LaunchSpec& spec) {
+  sandbox::KernelSandbox& box = *sandbox;
   auto prepared = box.prepare(spec);
   if (!prepared) return std::move(prepared).error();
   auto started = PipeTransport::start(prepared.value()->request());
@@ -43,6 +44,13 @@ Result<std::unique_ptr<PipeTransport>> start_sandboxed(sandbox::KernelSandbox& b
   auto outcome = prepared.value()->finish(spawned);
   if (!outcome) return std::move(outcome).error();
   box.adopt(std::move(outcome.value()));
+  // A worker busy in a cell when the kernel closes gets its SIGINT where an
+  // interrupt() would put it: the cell stops and the worker leaves through
+  // its own shutdown path. The pin is this worker's until the next start,
+  // and close() always runs before a restart spawns the next one.
+  started.value()->route_stop_signal([weak = std::weak_ptr<sandbox::KernelSandbox>(sandbox)] {
+    if (auto alive = weak.lock()) (void)alive->interrupt(SIGINT);
+  });
   return started;
 }
 
@@ -123,7 +131,7 @@ Result<std::shared_ptr<Transport>> KernelManager::spawn_transport(
   if (!options_.argv) spec.runtime_paths.push_back(options_.worker_script);
   if (options_.env_root) spec.runtime_paths.push_back(*options_.env_root);
   spec.request = std::move(request);
-  auto started = start_sandboxed(*options_.sandbox, spec);
+  auto started = start_sandboxed(options_.sandbox, spec);
   if (!started) return std::move(started).error();
   return std::shared_ptr<Transport>(std::move(started.value()));
 }

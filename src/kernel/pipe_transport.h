@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -39,6 +40,11 @@ class PipeTransport final : public Transport {
   std::size_t dropped_lines() const override;
 
   proc::ChildProcess& child() { return *child_; }
+  // What the close ladder's SIGINT rung sends. By default SIGINT to the
+  // spawned process, which is the worker itself; when the worker runs
+  // inside a sandbox the spawned process is the sandbox's leader, and a
+  // SIGINT there would end the sandbox instead of the cell.
+  void route_stop_signal(std::function<void()> send) { stop_signal_ = std::move(send); }
   std::shared_ptr<proc::StderrTail> tail() const { return tail_; }
 
  private:
@@ -58,6 +64,7 @@ class PipeTransport final : public Transport {
   std::mutex read_mutex_;
   proto::LineReader reader_;
   std::shared_ptr<proc::StderrTail> tail_;
+  std::function<void()> stop_signal_;
 };
 
 }  // namespace o4s::kernel

@@ -265,3 +265,30 @@ def test_the_temp_directory_itself_can_be_the_workspace(sandbox_unavailable_reas
         assert Path("/tmp", marker).read_text() == "seen"
     finally:
         Path("/tmp", marker).unlink(missing_ok=True)
+
+
+def test_shutting_down_a_busy_sandboxed_kernel_stops_the_cell_not_the_sandbox(kernel, workspace):
+    # The close ladder's SIGINT goes to the pinned worker, as interrupt()
+    # does: the cell is interrupted, its cleanup runs, the worker then reads
+    # the shutdown frame. A SIGINT to bubblewrap instead would end the whole
+    # sandbox and the cell's finally would never run.
+    results = []
+    cell = (
+        "import time\n"
+        "open('started.txt', 'w').close()\n"
+        "try:\n"
+        "    time.sleep(60)\n"
+        "finally:\n"
+        "    open('stopped.txt', 'w').write('cell ended cleanly')\n"
+    )
+    runner = threading.Thread(target=lambda: results.append(kernel.execute(cell)))
+    runner.start()
+    deadline = time.monotonic() + 10
+    while not (workspace / "started.txt").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert (workspace / "started.txt").exists()
+    kernel.shutdown()  # shutdown frame unread for 3 s, then the SIGINT rung
+    runner.join(10)
+    assert not runner.is_alive()
+    assert (workspace / "stopped.txt").read_text() == "cell ended cleanly"
+    assert not kernel.is_alive()
