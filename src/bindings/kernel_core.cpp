@@ -305,7 +305,9 @@ void register_kernel_core(py::module_& m) {
       .def_property_readonly("stale_stdout_chunks",
                              [](KernelCore& core) { return core.manager().stale_stdout_chunks(); })
       .def_property_readonly("malformed_frames",
-                             [](KernelCore& core) { return core.manager().malformed_frames(); });
+                             [](KernelCore& core) { return core.manager().malformed_frames(); })
+      .def_property_readonly("mismatched_streams",
+                             [](KernelCore& core) { return core.manager().mismatched_streams(); });
 
   m.def(
       "build_kernel_environment",

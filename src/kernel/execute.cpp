@@ -49,21 +49,30 @@ Error KernelManager::worker_died_error() {
   return make_error(ErrorCode::kWorkerExited, std::move(message));
 }
 
-Json KernelManager::finalise_response(Json response, const std::vector<std::string>& chunks,
-                                      bool sidecar_event) {
-  std::uint64_t trim = 0;
-  if (auto field = response.find(kStdoutHeadTrimField);
-      field != response.end() && field->is_number_unsigned()) {
-    trim = field->get<std::uint64_t>();
-  }
-  response.erase(kStdoutHeadTrimField);
-  if (!chunks.empty()) {
+Json KernelManager::finalise_response(Json response, const std::vector<StreamedChunk>& chunks,
+                                      const std::string& cell_id, bool sidecar_event) {
+  std::optional<StreamDeclaration> declared = take_stream_declaration(response);
+  if (!chunks.empty() || declared) {
     auto it = response.find("stdout");
     bool empty = it == response.end() || it->is_null() ||
                  (it->is_string() && it->get_ref<const std::string&>().empty());
-    // An empty stdout with chunks means "what was streamed" (spec §3.8): the
-    // worker leaves it empty whenever the two are the same text.
-    if (empty) response["stdout"] = assemble_streamed_stdout(chunks, trim);
+    if (empty && declared) {
+      // The worker left stdout out because the chunks spell it; check that
+      // the ones held are exactly that stream's, else ask for the text.
+      if (auto rebuilt = rebuild_declared_stdout(chunks, *declared)) {
+        response["stdout"] = std::move(*rebuilt);
+      } else if (auto asked = request_stdout(cell_id)) {
+        mismatched_streams_.fetch_add(1);
+        response["stdout"] = std::move(asked.value());
+      } else {
+        mismatched_streams_.fetch_add(1);
+        remember_log("host could not recover a cell's stdout: " + asked.error().message);
+        response["stdout"] = concatenate_chunks(chunks);
+      }
+    } else if (empty) {
+      // An empty stdout with chunks means "what was streamed" (spec §3.8).
+      response["stdout"] = concatenate_chunks(chunks);
+    }
   }
   response.erase("skill_sidecar_loads");
   if (sidecar_event) {
@@ -88,7 +97,7 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
       send(Json{{"type", "execute"}, {"id", cell_id}, {"code", code}, {"origin", origin}});
   if (!sent) return std::move(sent).error();
 
-  std::vector<std::string> chunks;
+  std::vector<StreamedChunk> chunks;
   bool sidecar_event = false;
   std::optional<Error> chunk_error;
   for (;;) {
@@ -106,7 +115,7 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
         remember_log("host dropped a response frame for another cell");
         continue;
       }
-      Json response = finalise_response(std::move(frame), chunks, sidecar_event);
+      Json response = finalise_response(std::move(frame), chunks, cell_id, sidecar_event);
       if (chunk_error) return std::move(*chunk_error);
       return response;
     }
@@ -127,9 +136,47 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
         Status delivered = on_chunk->deliver(text);
         if (!delivered) chunk_error = std::move(delivered).error();
       }
-      chunks.push_back(std::move(text));
+      StreamedChunk kept{std::move(text), std::nullopt, std::nullopt};
+      if (auto stream = frame.find("stream");
+          stream != frame.end() && stream->is_number_integer()) {
+        kept.stream = stream->get<std::int64_t>();
+      }
+      if (auto seq = frame.find("seq"); seq != frame.end() && seq->is_number_integer()) {
+        kept.seq = seq->get<std::int64_t>();
+      }
+      chunks.push_back(std::move(kept));
     } else if (type == "skill_sidecar_load") {
       sidecar_event = true;
+    } else if (type == "log") {
+      std::string msg = proto::frame_string(frame, "msg");
+      if (!msg.empty()) remember_log(msg);
+    }
+  }
+}
+
+Result<std::string> KernelManager::request_stdout(const std::string& cell_id) {
+  Status sent = send(Json{{"type", "stdout_request"}, {"id", cell_id}});
+  if (!sent) return std::move(sent).error();
+  for (;;) {
+    auto next = readline();
+    if (!next) return std::move(next).error();
+    if (!next->has_value()) return make_error(ErrorCode::kWorkerExited, "worker exited");
+    Json& frame = **next;
+    if (!frame.is_object()) continue;
+    std::string_view type = proto::frame_type(frame);
+    if (type == "stdout_text" && proto::frame_string(frame, "id") == cell_id) {
+      auto text = frame.find("text");
+      if (frame.contains("error") || text == frame.end() || !text->is_string()) {
+        return make_error(ErrorCode::kProtocol, "worker kept no stdout for the cell");
+      }
+      return text->get<std::string>();
+    }
+    if (type == "host_call") {
+      // A thread the cell left running may call the host meanwhile.
+      Status serviced = service_host_call(frame);
+      if (!serviced) return std::move(serviced).error();
+    } else if (type == "stdout_chunk") {
+      stale_stdout_chunks_.fetch_add(1);
     } else if (type == "log") {
       std::string msg = proto::frame_string(frame, "msg");
       if (!msg.empty()) remember_log(msg);

@@ -14,6 +14,7 @@
 #include "base/result.h"
 #include "kernel/environment.h"
 #include "kernel/kernel_hooks.h"
+#include "kernel/streamed_stdout.h"
 #include "kernel/transport.h"
 #include "sandbox/kernel_sandbox.h"
 
@@ -82,6 +83,9 @@ class KernelManager {
   std::string authorization_generation() const;
   std::vector<std::string> worker_log_tail() const;
   std::size_t stale_stdout_chunks() const { return stale_stdout_chunks_.load(); }
+  // Responses whose declared stdout stream did not match the chunks held
+  // (the text was asked for again).
+  std::size_t mismatched_streams() const { return mismatched_streams_.load(); }
   std::size_t malformed_frames() const { return malformed_frames_.load(); }
   std::size_t stale_responses() const { return stale_responses_.load(); }
   std::shared_ptr<Transport> transport() const;
@@ -96,7 +100,11 @@ class KernelManager {
   Status service_host_call(const Json& frame);
   Error worker_died_error();
   void remember_log(const std::string& message);
-  Json finalise_response(Json response, const std::vector<std::string>& chunks, bool sidecar_event);
+  Json finalise_response(Json response, const std::vector<StreamedChunk>& chunks,
+                         const std::string& cell_id, bool sidecar_event);
+  // The worker's captured stdout of `cell_id` (after a declared stream did
+  // not add up), or an error if the worker cannot say.
+  Result<std::string> request_stdout(const std::string& cell_id);
 
   const KernelOptions options_;
   const std::shared_ptr<KernelHooks> hooks_;
@@ -109,6 +117,7 @@ class KernelManager {
   std::deque<std::string> worker_log_tail_;
   std::atomic<int> generation_{0};
   std::atomic<std::size_t> stale_stdout_chunks_{0};
+  std::atomic<std::size_t> mismatched_streams_{0};
   std::atomic<std::size_t> malformed_frames_{0};
   std::atomic<std::size_t> stale_responses_{0};
 };

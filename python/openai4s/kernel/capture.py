@@ -119,28 +119,36 @@ class StreamingStdout(BoundedBuffer):
     after MAX_OUTPUT_CHARS, followed by one marker chunk, so a single huge
     print can never put an unbounded line on the protocol pipe.
 
-    ``write_line`` receives each frame as one UTF-8 line (bytes).
+    ``write_line`` receives each frame as one UTF-8 line (bytes). Frames
+    carry ``stream`` (unique per Cell in this worker) and ``seq`` (0, 1, ...),
+    so the host can tell this stream's chunks from a stale buffer's or a
+    forked child's, and notice one that went missing.
     """
 
-    def __init__(self, cell_id, write_line, spill=None) -> None:
+    def __init__(self, cell_id, write_line, spill=None, stream=0) -> None:
         super().__init__(spill=spill)
         # The frame is assembled here rather than serialised as a dict: a
         # loop of prints is one frame per write, and this is its whole cost.
-        head = '{"type":"stdout_chunk","id":' + dumps(cell_id) + ',"text":'
-        self._head = head.encode("utf-8", "replace")
+        head = '{"type":"stdout_chunk","id":' + dumps(cell_id) + ',"stream":' + dumps(stream)
+        self._head = (head + ',"seq":').encode("utf-8", "replace")
+        self._stream_id = stream
+        self._seq = 0
         self._write_line = write_line
         self._streamed = 0
         self._marker_sent = False
         # Whether the streamed chunks spell exactly what was retained: true
-        # until a write is cut short (a stop raised mid-stream) or two
-        # writes overlap (threads), which could order them differently in
-        # the two copies.
+        # until a write is cut short (a stop raised mid-stream), two writes
+        # overlap (threads) and could be ordered differently in the two
+        # copies, or the Cell rewinds the buffer (seek/truncate).
         self._in_order = True
         self._writing = threading.Lock()
 
     def write(self, s):
         if not isinstance(s, str):
             raise TypeError(f"string argument expected, got {type(s).__name__!r}")
+        if type(s) is not str:
+            # A subclass may misreport its length; chunking needs the truth.
+            s = str.__str__(s)
         if not s:
             return 0
         if not self._writing.acquire(blocking=False):
@@ -158,29 +166,47 @@ class StreamingStdout(BoundedBuffer):
             self._writing.release()
         return len(s)
 
-    def response_text(self):
-        """``(stdout, head_trim)`` for the response frame.
+    def seek(self, *args):
+        self._in_order = False
+        return super().seek(*args)
 
-        The host already holds every streamed chunk, and an empty stdout
-        with chunks means "the streamed text" (spec §3.8), so when the two
-        are the same text it is not sent a second time. After a spill the
-        captured head is shorter than the streamed one by a few characters
-        (room for the file's name in the marker): ``head_trim`` tells the
-        host how many to cut before the marker. ``head_trim`` is None when
+    def truncate(self, *args):
+        self._in_order = False
+        return super().truncate(*args)
+
+    def response_text(self):
+        """``(stdout, declaration, captured)`` for the response frame.
+
+        The host already holds every streamed chunk, so when they spell
+        the captured text it is not sent a second time: ``stdout`` is ""
+        and ``declaration`` (``{"stream", "chunks", "head_trim"}``) lets the
+        host check that it has exactly this stream's chunks, in order, and
+        otherwise ask for ``captured`` (a ``stdout_request``). After a spill
+        the captured head is shorter than the streamed one by a few
+        characters (room for the file's name in the marker): ``head_trim``
+        code points are cut before the marker. ``declaration`` is None when
         stdout is sent as is.
         """
         captured = self.captured()
-        if not self._in_order or self._marker_sent != self.truncated:
-            return captured, None
-        if not self.truncated:
-            return "", None
-        path = self.spill_path
-        if path is None:
-            return "", None
-        marker = spill_marker(path)
-        keep = max(self._limit + len(TRUNCATION_MARKER) - len(marker), 0)
-        trim = self._limit - keep
-        return "", (trim if trim > 0 else None)
+        if not self._writing.acquire(blocking=False):
+            # A write is in flight (another thread): its chunk may follow
+            # the response, so the chunks cannot be trusted to be complete.
+            return captured, None, captured
+        try:
+            # A buffer outliving its Cell keeps streaming under its old id
+            # (spec §4.6); those chunks come after the declared count.
+            if not self._in_order or self._marker_sent != self.truncated or not self._seq:
+                return captured, None, captured
+            trim = 0
+            path = self.spill_path
+            if self.truncated and path is not None:
+                marker = spill_marker(path)
+                keep = max(self._limit + len(TRUNCATION_MARKER) - len(marker), 0)
+                trim = self._limit - keep
+            declaration = {"stream": self._stream_id, "chunks": self._seq, "head_trim": trim}
+            return "", declaration, captured
+        finally:
+            self._writing.release()
 
     def _stream(self, s: str) -> None:
         budget = MAX_OUTPUT_CHARS - self._streamed
@@ -204,4 +230,6 @@ class StreamingStdout(BoundedBuffer):
             self._send(TRUNCATION_MARKER if path is None else spill_marker(path))
 
     def _send(self, text: str) -> None:
-        self._write_line(self._head + json_string_bytes(text) + b"}\n")
+        seq = self._seq
+        self._seq = seq + 1
+        self._write_line(self._head + b"%d" % seq + b',"text":' + json_string_bytes(text) + b"}\n")

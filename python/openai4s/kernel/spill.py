@@ -20,6 +20,7 @@ kernel may briefly not find it.
 import os
 import re
 import threading
+import time
 
 #: Workspace-relative directory of spill files.
 SPILL_DIR = ".openai4s/outputs"
@@ -61,6 +62,10 @@ def safe_name(cell_id) -> str:
     return name
 
 
+#: Age after which a ".part" file counts as a killed worker's leftover.
+PART_GRACE_NS = 3600 * 10**9
+
+
 def _prune(directory: str, keep: int, current: str) -> None:
     """Remove all but the ``keep`` newest spill files; best effort.
 
@@ -76,6 +81,14 @@ def _prune(directory: str, keep: int, current: str) -> None:
                 and entry.name != current
                 and entry.is_file(follow_symlinks=False)
             ]
+        # A recent ".part" may be another kernel's spill in progress (two
+        # kernels can share a workspace); only a stale one is a leftover.
+        recent = time.time_ns() - PART_GRACE_NS
+        found = [
+            (mtime, path)
+            for mtime, path in found
+            if not (path.endswith(PART_SUFFIX) and mtime > recent)
+        ]
         found.sort(reverse=True)
         for _, path in found[max(keep - 1, 0) :]:
             os.unlink(path)

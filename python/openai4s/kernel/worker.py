@@ -238,6 +238,7 @@ class _Session:
         self.origin = None
         self.files_read = []
         self._cell_seq = 0
+        self._last_stdout = None
         self._cell_tags = []
         self._host_failed = False
         self._provenance = None
@@ -281,6 +282,8 @@ class _Session:
                     self.finish_spills()
             elif kind == "inspect_variables":
                 _write_frame(self.inspect(request))
+            elif kind == "stdout_request":
+                _write_frame(self.last_stdout(request.get("id")))
             # Anything else -- notably the late answer to an RPC a SIGINT
             # abandoned -- is not a request.
 
@@ -296,6 +299,17 @@ class _Session:
                 buffer.finish_spill()
             except Exception:
                 pass
+
+    def last_stdout(self, cell_id):
+        """The last Cell's captured stdout, for a host whose chunks did not
+        add up (a lost frame, a forked child writing with the same id)."""
+        last = self._last_stdout
+        frame = {"type": "stdout_text", "id": cell_id, "text": ""}
+        if last is not None and last[0] == cell_id:
+            frame["text"] = last[1]
+        else:
+            frame["error"] = "no stdout kept for this cell"
+        return frame
 
     def inspect(self, request):
         frame = {"type": "variables_response", "id": request.get("id")}
@@ -319,7 +333,8 @@ class _Session:
         self._provenance_cell(cell_id)
         root = self.observer.root
         stdout_spill = SpillFile(root, cell_id, "stdout", _sigint_held)
-        stdout = StreamingStdout(cell_id, _emit_line, stdout_spill)
+        self._last_stdout = None
+        stdout = StreamingStdout(cell_id, _emit_line, stdout_spill, stream=self._cell_seq)
         stderr = BoundedBuffer(spill=SpillFile(root, cell_id, "stderr", _sigint_held))
         saved = (sys.stdout, sys.stderr)
         sys.stdout, sys.stderr = stdout, stderr
@@ -394,7 +409,10 @@ class _Session:
             tb = skip_frames_of(failure.__traceback__, self._execute.__code__.co_filename)
             error = format_bounded(failure, tb)
             lineno, call = cell_location(failure.__traceback__, tag)
-        stdout_text, head_trim = stdout.response_text()
+        stdout_text, declaration, captured = stdout.response_text()
+        # Kept until the next request: the host asks for it (stdout_request)
+        # if the chunks it holds do not match the declaration.
+        self._last_stdout = (cell_id, captured) if declaration is not None else None
         response = {
             "type": "response",
             "id": cell_id,
@@ -404,9 +422,9 @@ class _Session:
             "interrupted": interrupted,
             "trace": {"error_lineno": lineno, "error_call": call},
         }
-        if head_trim is not None:
+        if declaration is not None:
             # Host-internal (removed before the caller sees the response).
-            response["stdout_head_trim"] = head_trim
+            response["stdout_stream"] = declaration
         return response
 
     def _complete_cell(self, response, sidecar_frames_before):

@@ -48,7 +48,8 @@ def test_streaming_splits_into_chunks_and_stops_with_one_marker():
     out = StreamingStdout("cell", write_line)
     out.write("a" * 150_000)
     assert [len(frame["text"]) for frame in frames] == [64_000, 64_000, 22_000]
-    assert all(set(frame) == {"type", "id", "text"} for frame in frames)
+    assert all(set(frame) == {"type", "id", "stream", "seq", "text"} for frame in frames)
+    assert [frame["seq"] for frame in frames] == [0, 1, 2]
     assert all(frame["type"] == "stdout_chunk" and frame["id"] == "cell" for frame in frames)
     out.write("b" * 900_000)
     out.write("c" * 10)
@@ -97,7 +98,9 @@ def test_any_other_oversized_frame_becomes_a_log():
 def test_chunk_lines_escape_what_json_must():
     lines = []
     StreamingStdout(7, lines.append).write('q"\\\n\x00é')
-    assert lines == ['{"type":"stdout_chunk","id":7,"text":"q\\"\\\\\\n\\u0000é"}\n'.encode()]
+    assert lines == [
+        '{"type":"stdout_chunk","id":7,"stream":0,"seq":0,"text":"q\\"\\\\\\n\\u0000é"}\n'.encode()
+    ]
     assert json.loads(lines[0])["text"] == 'q"\\\n\x00é'
 
 
@@ -115,29 +118,38 @@ def _rebuilt(out, lines):
     """What the host makes of a StreamingStdout's frames and response."""
     from worker_harness import as_the_host_finalises
 
-    text, trim = out.response_text()
+    text, declaration, _ = out.response_text()
     response = {"id": "cell", "stdout": text}
-    if trim is not None:
-        response["stdout_head_trim"] = trim
+    if declaration is not None:
+        response["stdout_stream"] = declaration
+    return as_the_host_finalises(response, [json.loads(line) for line in lines])["stdout"]
+
+
+def _rebuilt_with(declaration, lines):
+    from worker_harness import as_the_host_finalises
+
+    response = {"id": "cell", "stdout": "", "stdout_stream": declaration}
     return as_the_host_finalises(response, [json.loads(line) for line in lines])["stdout"]
 
 
 def test_streamed_stdout_is_not_sent_twice():
     lines = []
-    out = StreamingStdout("cell", lines.append)
+    out = StreamingStdout("cell", lines.append, stream=7)
     for part in ("a" * 70_000, "é\n", "🙂"):
         out.write(part)
-    assert out.response_text() == ("", None)
+    text, declaration, captured = out.response_text()
+    assert text == "" and captured == out.captured()
+    assert declaration == {"stream": 7, "chunks": 4, "head_trim": 0}
     assert _rebuilt(out, lines) == out.captured()
+    assert [json.loads(line)["seq"] for line in lines] == [0, 1, 2, 3]
 
 
 def test_a_truncated_stream_is_rebuilt_from_its_chunks():
     lines = []
     out = StreamingStdout("cell", lines.append)
     out.write("x" * 1_000_000)
-    assert out.response_text() == ("", None)  # exactly the cap: not truncated
     out.write("more")
-    assert out.response_text() == ("", None)
+    assert out.response_text()[0] == ""
     assert _rebuilt(out, lines) == out.captured()
     assert out.captured().endswith("(truncated at 1000000 characters)")
 
@@ -149,12 +161,17 @@ def test_after_a_spill_the_host_is_told_how_much_head_to_cut(tmp_path):
     out = StreamingStdout("cell", lines.append, SpillFile(str(tmp_path), "cell", "stdout"))
     out.write("é" * 999_990)
     out.write("z" * 50)
-    text, trim = out.response_text()
-    assert text == "" and trim > 0
+    text, declaration, _ = out.response_text()
+    assert text == "" and declaration["head_trim"] > 0
     assert _rebuilt(out, lines) == out.captured()
     assert len(out.captured()) <= 1_000_064
     out.end_spill()
     out.finish_spill()
+
+
+def test_nothing_streamed_sends_stdout_as_is():
+    out = StreamingStdout("cell", lambda line: None)
+    assert out.response_text() == ("", None, "")
 
 
 def test_a_write_cut_short_sends_stdout_in_full():
@@ -170,7 +187,7 @@ def test_a_write_cut_short_sends_stdout_in_full():
     out.write("first ")
     with pytest.raises(KeyboardInterrupt):
         out.write("y" * 200_000)  # several chunks; the stop lands after one
-    assert out.response_text() == (out.captured(), None)
+    assert out.response_text() == (out.captured(), None, out.captured())
 
 
 def test_overlapping_writes_send_stdout_in_full():
@@ -186,4 +203,46 @@ def test_overlapping_writes_send_stdout_in_full():
             out.write("inner")
 
     out.write("outer")
-    assert out.response_text() == (out.captured(), None)
+    assert out.response_text()[:2] == (out.captured(), None)
+
+
+def test_a_write_in_flight_when_the_response_is_built_sends_stdout_in_full():
+    out = StreamingStdout("cell", lambda line: None)
+    out.write("before\n")
+    out._writing.acquire()  # another thread is mid-write
+    try:
+        assert out.response_text()[:2] == (out.captured(), None)
+    finally:
+        out._writing.release()
+
+
+def test_rewinding_the_buffer_sends_stdout_in_full():
+    out = StreamingStdout("cell", lambda line: None)
+    out.write("hello world\n")
+    out.seek(0)
+    out.truncate()
+    out.write("X\n")
+    assert out.captured() == "X\n"
+    assert out.response_text()[:2] == ("X\n", None)
+
+
+def test_writes_after_the_response_stream_beyond_the_declared_count():
+    lines = []
+    out = StreamingStdout("cell", lines.append)
+    out.write("in the cell\n")
+    _, declaration, _ = out.response_text()
+    out.write("a thread, later\n")  # still streamed under the old id (spec)
+    assert declaration["chunks"] == 1
+    assert [json.loads(line)["seq"] for line in lines] == [0, 1]
+    assert _rebuilt_with(declaration, lines) == "in the cell\n"
+
+
+def test_a_str_subclass_is_chunked_by_its_real_length():
+    class Liar(str):
+        def __len__(self):
+            return 1
+
+    lines = []
+    out = StreamingStdout("cell", lines.append)
+    out.write(Liar("z" * 150_000))
+    assert [len(json.loads(line)["text"]) for line in lines] == [64_000, 64_000, 22_000]

@@ -32,10 +32,18 @@ def test_the_response_has_exactly_the_documented_keys(worker):
 def test_print_is_captured_and_streamed_per_write(worker):
     response, frames = worker.execute("print('hello')", cell_id="c1")
     assert response["stdout"] == "hello\n"
+    stream = frames[0]["stream"]
     assert frames == [
-        {"type": "stdout_chunk", "id": "c1", "text": "hello"},
-        {"type": "stdout_chunk", "id": "c1", "text": "\n"},
+        {"type": "stdout_chunk", "id": "c1", "stream": stream, "seq": 0, "text": "hello"},
+        {"type": "stdout_chunk", "id": "c1", "stream": stream, "seq": 1, "text": "\n"},
     ]
+    # The response leaves the text to the chunks and says which ones.
+    assert worker.last_raw_response["stdout"] == ""
+    assert worker.last_raw_response["stdout_stream"] == {
+        "stream": stream,
+        "chunks": 2,
+        "head_trim": 0,
+    }
 
 
 def test_the_namespace_persists_and_is_the_cells_globals(worker):
@@ -174,7 +182,8 @@ def test_stdout_looks_like_a_text_stream(worker):
 def test_an_old_cells_stdout_keeps_its_own_id(worker):
     worker.execute("import sys\nold = sys.stdout", cell_id="old-cell")
     _, frames = worker.execute("old.write('late')", cell_id="new-cell")
-    assert {"type": "stdout_chunk", "id": "old-cell", "text": "late"} in frames
+    late = [frame for frame in frames if frame["id"] == "old-cell"]
+    assert [(frame["text"], frame["seq"]) for frame in late] == [("late", 0)]
 
 
 def test_missing_fields_default(worker):

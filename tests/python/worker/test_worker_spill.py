@@ -5,6 +5,7 @@ renamed when complete: a following request always finds it whole.
 """
 
 import os
+import time
 from pathlib import Path
 
 from openai4s.kernel import spill as spill_mod
@@ -237,3 +238,26 @@ def test_a_full_disk_keeps_what_fit_and_never_raises(tmp_path, monkeypatch):
     monkeypatch.undo()
     assert (tmp_path / out.spill_path).read_text() == ""
     assert out.spill_path in out.captured()
+
+
+def test_another_kernel_s_spill_in_progress_is_never_pruned(tmp_path, monkeypatch):
+    # Two kernels may share a workspace: a recent ".part" is someone's spill
+    # still being written, however many newer files there are.
+    monkeypatch.setattr(spill_mod, "MAX_SPILL_FILES", 2)
+    outputs = tmp_path / SPILL_DIR
+    outputs.mkdir(parents=True)
+    in_progress = outputs / "other-kernel.stdout.txt.part"
+    in_progress.write_text("being written")
+    old = time.time_ns() - 2 * spill_mod.PART_GRACE_NS
+    os.utime(in_progress, ns=(old + spill_mod.PART_GRACE_NS * 3 // 2,) * 2)
+    leftover = outputs / "killed.stdout.txt.part"
+    leftover.write_text("abandoned")
+    os.utime(leftover, ns=(old, old))
+    for name in ("a", "b", "c"):
+        spill = SpillFile(str(tmp_path), name, "stdout")
+        spill.start("x")
+        spill.finish()
+    names = sorted(path.name for path in outputs.iterdir())
+    assert "other-kernel.stdout.txt.part" in names
+    assert "killed.stdout.txt.part" not in names
+    assert "c.stdout.txt" in names

@@ -243,21 +243,38 @@ class FakeBashAuthority:
 
 def as_the_host_finalises(response, frames):
     """The response's stdout as the C++ host fills it (spec §3.8 and
-    src/kernel/streamed_stdout.h): an empty stdout with chunks of this Cell
-    is the streamed text, with ``stdout_head_trim`` code points cut before
-    the last (marker) chunk; the trim field itself never reaches a caller."""
-    trim = response.pop("stdout_head_trim", 0)
+    src/kernel/streamed_stdout.h): with a ``stdout_stream`` declaration,
+    exactly that stream's chunks 0..N-1 in order (``head_trim`` code points
+    cut before the last), else None (the host would ask the worker); with
+    none, an empty stdout is every chunk of this Cell. The declaration never
+    reaches a caller."""
+    declared = response.pop("stdout_stream", None)
     chunks = [
-        frame["text"]
+        frame
         for frame in frames
         if frame.get("type") == "stdout_chunk"
         and frame.get("id") == response.get("id")
         and frame.get("text")
     ]
-    if chunks and not response.get("stdout"):
-        if isinstance(trim, int) and trim > 0 and len(chunks) >= 2:
-            head = "".join(chunks[:-1])
-            response["stdout"] = head[: max(len(head) - trim, 0)] + chunks[-1]
-        else:
-            response["stdout"] = "".join(chunks)
+    if response.get("stdout"):
+        return response
+    if declared is None:
+        if chunks:
+            response["stdout"] = "".join(chunk["text"] for chunk in chunks)
+        return response
+    mine = [
+        chunk
+        for chunk in chunks
+        if chunk.get("stream") == declared["stream"] and chunk.get("seq", 0) < declared["chunks"]
+    ]
+    if [chunk.get("seq") for chunk in mine] != list(range(declared["chunks"])):
+        response["stdout"] = None  # the host would send a stdout_request
+        return response
+    texts = [chunk["text"] for chunk in mine]
+    trim = declared.get("head_trim", 0)
+    if trim > 0 and len(texts) >= 2:
+        head = "".join(texts[:-1])
+        response["stdout"] = head[: max(len(head) - trim, 0)] + texts[-1]
+    else:
+        response["stdout"] = "".join(texts)
     return response

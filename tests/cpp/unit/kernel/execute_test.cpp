@@ -100,47 +100,95 @@ TEST(ExecuteTest, ChunksFillMissingOrNullStdout) {
   }
 }
 
-TEST(ExecuteTest, AHeadTrimShortensTheStreamedHeadAndIsRemoved) {
-  ManagerHarness h;
-  h.started();
-  h.transport->push_frame(chunk("0123456789"));
-  h.transport->push_frame(chunk("\n...(marker naming a file)"));
-  Json response = response_frame();
-  response["stdout"] = "";
-  response["stdout_head_trim"] = 4;
-  h.transport->push_frame(response);
-  auto result = h.execute();
-  ASSERT_TRUE(result.ok());
-  EXPECT_EQ(result.value()["stdout"], "012345\n...(marker naming a file)");
-  EXPECT_FALSE(result.value().contains("stdout_head_trim"));
+Json stream_chunk(const std::string& text, int stream, int seq) {
+  Json frame = chunk(text);
+  frame["stream"] = stream;
+  frame["seq"] = seq;
+  return frame;
 }
 
-TEST(ExecuteTest, AHeadTrimIsIgnoredWhenStdoutIsSentOrMalformed) {
-  for (Json trim : {Json(-3), Json("4"), Json(1.5)}) {
+Json declared_response(int stream, int chunks, int head_trim = 0) {
+  Json response = response_frame();
+  response["stdout"] = "";
+  response["stdout_stream"] =
+      Json{{"stream", stream}, {"chunks", chunks}, {"head_trim", head_trim}};
+  return response;
+}
+
+TEST(ExecuteTest, ADeclaredStreamIsRebuiltFromItsChunksOnly) {
+  ManagerHarness h;
+  h.started();
+  h.transport->push_frame(stream_chunk("0123456789", 5, 0));
+  h.transport->push_frame(stream_chunk("stale buffer\n", 4, 0));  // same cell id, older stream
+  h.transport->push_frame(stream_chunk("\n...(marker naming a file)", 5, 1));
+  h.transport->push_frame(declared_response(5, 2, 4));
+  RecordingSink sink;
+  auto result = h.execute("x", &sink);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result.value()["stdout"], "012345\n...(marker naming a file)");
+  EXPECT_FALSE(result.value().contains("stdout_stream"));
+  // Live delivery is unchanged: every chunk of this cell id, as it came.
+  EXPECT_EQ(sink.chunks.size(), 3U);
+  EXPECT_TRUE(h.transport->written_frames_of_type("stdout_request").empty());
+  EXPECT_EQ(h.manager->mismatched_streams(), 0U);
+}
+
+TEST(ExecuteTest, ChunksThatDoNotAddUpMakeTheHostAskForTheText) {
+  // A missing chunk, a duplicate (a forked child writing through the same
+  // buffer), one out of order, or fewer than declared.
+  const std::vector<std::vector<int>> sequences{{0, 2}, {0, 1, 1}, {1, 0}, {0}};
+  for (const auto& seqs : sequences) {
     ManagerHarness h;
     h.started();
-    h.transport->push_frame(chunk("abc"));
-    h.transport->push_frame(chunk("|m"));
+    for (int seq : seqs) h.transport->push_frame(stream_chunk("part", 9, seq));
+    h.transport->push_frame(declared_response(9, 2));
+    h.transport->push_frame(chunk("late stale chunk"));
+    h.transport->push_frame(
+        Json{{"type", "stdout_text"}, {"id", "another cell"}, {"text", "not this one"}});
+    h.transport->push_frame(Json{
+        {"type", "stdout_text"}, {"id", o4s::testing::kCellId}, {"text", "the captured text"}});
+    auto result = h.execute();
+    ASSERT_TRUE(result.ok()) << result.error().message;
+    EXPECT_EQ(result.value()["stdout"], "the captured text");
+    auto asked = h.transport->written_frames_of_type("stdout_request");
+    ASSERT_EQ(asked.size(), 1U);
+    EXPECT_EQ(asked[0]["id"], o4s::testing::kCellId);
+    EXPECT_EQ(h.manager->mismatched_streams(), 1U);
+  }
+}
+
+TEST(ExecuteTest, AWorkerThatCannotAnswerLeavesTheChunksAndALog) {
+  ManagerHarness h;
+  h.started();
+  h.transport->push_frame(stream_chunk("a", 3, 0));
+  h.transport->push_frame(declared_response(3, 2));
+  h.transport->push_frame(Json{{"type", "stdout_text"},
+                               {"id", o4s::testing::kCellId},
+                               {"text", ""},
+                               {"error", "no stdout kept for this cell"}});
+  auto result = h.execute();
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result.value()["stdout"], "a");
+  auto tail = h.manager->worker_log_tail();
+  ASSERT_FALSE(tail.empty());
+  EXPECT_NE(tail.back().find("could not recover"), std::string::npos);
+}
+
+TEST(ExecuteTest, AMalformedDeclarationIsRemovedAndTheSpecRuleApplies) {
+  for (Json declaration : {Json("x"), Json{{"stream", "s"}, {"chunks", 1}},
+                           Json{{"stream", 1}, {"chunks", -1}}, Json{{"stream", 1}}}) {
+    ManagerHarness h;
+    h.started();
+    h.transport->push_frame(stream_chunk("abc", 1, 0));
     Json response = response_frame();
     response["stdout"] = "";
-    response["stdout_head_trim"] = trim;
+    response["stdout_stream"] = declaration;
     h.transport->push_frame(response);
     auto result = h.execute();
     ASSERT_TRUE(result.ok());
-    EXPECT_EQ(result.value()["stdout"], "abc|m") << trim.dump();
-    EXPECT_FALSE(result.value().contains("stdout_head_trim"));
+    EXPECT_EQ(result.value()["stdout"], "abc") << declaration.dump();
+    EXPECT_FALSE(result.value().contains("stdout_stream"));
   }
-  ManagerHarness h;
-  h.started();
-  h.transport->push_frame(chunk("abc"));
-  Json response = response_frame();
-  response["stdout"] = "captured";
-  response["stdout_head_trim"] = 2;
-  h.transport->push_frame(response);
-  auto result = h.execute();
-  ASSERT_TRUE(result.ok());
-  EXPECT_EQ(result.value()["stdout"], "captured");
-  EXPECT_FALSE(result.value().contains("stdout_head_trim"));
 }
 
 TEST(ExecuteTest, NonEmptyStdoutInTheResponseWins) {

@@ -35,5 +35,18 @@ TEST(StreamedStdoutTest, ASingleChunkIsNeverTrimmed) {
   EXPECT_EQ(assemble_streamed_stdout({"only"}, 3), "only");
 }
 
+TEST(StreamedStdoutTest, NoDeclaredChunksIsTheEmptyText) {
+  std::vector<StreamedChunk> none;
+  EXPECT_EQ(rebuild_declared_stdout(none, StreamDeclaration{1, 0, 0}), std::string());
+  std::vector<StreamedChunk> other{{"x", 2, 0}};
+  EXPECT_EQ(rebuild_declared_stdout(other, StreamDeclaration{1, 0, 0}), std::string());
+  EXPECT_EQ(rebuild_declared_stdout(other, StreamDeclaration{1, 1, 0}), std::nullopt);
+}
+
+TEST(StreamedStdoutTest, ChunksWithoutASequenceNumberNeverMatchADeclaration) {
+  std::vector<StreamedChunk> chunks{{"x", 1, std::nullopt}};
+  EXPECT_EQ(rebuild_declared_stdout(chunks, StreamDeclaration{1, 1, 0}), std::nullopt);
+}
+
 }  // namespace
 }  // namespace o4s::kernel
