@@ -37,13 +37,16 @@ Result<std::size_t> LineReader::fill() {
       buffer_.resize(buffer_.size() * 2);
     }
   }
-  const bool spin =
-      spin_budget_.count() > 0 && spin_armed_.exchange(false, std::memory_order_relaxed);
+  bool spin = spin_budget_.count() > 0 && spin_armed_.exchange(false, std::memory_order_relaxed);
   const auto spin_until = std::chrono::steady_clock::now() + spin_budget_;
   for (;;) {
     ssize_t n = ::read(fd_, buffer_.data() + end_, buffer_.size() - end_);
     if (n >= 0) {
       end_ += static_cast<std::size_t>(n);
+      // Data within the spin: more is likely close behind (a cell's output
+      // then its response), so the next wait spins too. A wait that had to
+      // sleep leaves the reader disarmed until the next write.
+      if (spin && n > 0) spin_armed_.store(true, std::memory_order_relaxed);
       return static_cast<std::size_t>(n);
     }
     if (errno == EINTR) continue;
@@ -54,6 +57,7 @@ Result<std::size_t> LineReader::fill() {
       ::sched_yield();
       continue;
     }
+    spin = false;
     Status ready = wait_readable();
     if (!ready) return std::move(ready).error();
   }

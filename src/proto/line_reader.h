@@ -29,9 +29,10 @@ class LineReader {
   // reader's idle vCPU halts, and waking it costs tens of microseconds,
   // more than a short cell. With a spin budget and an O_NONBLOCK fd, the
   // first wait after arm_spin() polls with non-blocking reads for up to the
-  // budget before it sleeps in poll(2). Only that one wait spins: frames
-  // that trickle in during a long cell wait the ordinary way. A blocking fd
-  // simply blocks (the budget is then unused).
+  // budget before it sleeps in poll(2). A wait that gets data within its
+  // spin keeps the reader armed (frames arriving back to back); one that
+  // has to sleep disarms it, so frames trickling in during a long cell wait
+  // the ordinary way. A blocking fd simply blocks (the budget is unused).
   void set_spin_budget(std::chrono::microseconds budget) { spin_budget_ = budget; }
   // Safe from another thread (the writer arms; the reader spins).
   void arm_spin() { spin_armed_.store(true, std::memory_order_relaxed); }

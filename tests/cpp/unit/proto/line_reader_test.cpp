@@ -346,21 +346,24 @@ TEST(LineReaderSpinTest, AnArmedReadTakesALineThatArrivesWithinTheSpin) {
   EXPECT_EQ(next_line(reader), "<eof>");
 }
 
-TEST(LineReaderSpinTest, TheSpinIsSpentOnOneWaitOnly) {
+TEST(LineReaderSpinTest, AWaitThatHadToSleepDisarmsTheSpin) {
   NonBlockingPipe pipe;
   LineReader reader(pipe.reader.get(), 1024);
-  reader.set_spin_budget(std::chrono::milliseconds(300));
+  reader.set_spin_budget(std::chrono::milliseconds(5));
   reader.arm_spin();
-  pipe.write("first\n");
-  EXPECT_EQ(next_line(reader), "first\n");  // the armed wait found data at once
-  // Not re-armed: this wait sleeps rather than spinning 300 ms.
-  std::thread later([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // past the spin
+    pipe.write("first\n");
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
     pipe.write("second\n");
   });
+  EXPECT_EQ(next_line(reader), "first\n");
+  // The first wait slept, so this one does not spin: with the budget raised
+  // to far more than the writer's pause, a spin would burn ~150 ms of CPU.
+  reader.set_spin_budget(std::chrono::seconds(5));
   auto cpu_before = std::clock();
   EXPECT_EQ(next_line(reader), "second\n");
-  later.join();
+  writer.join();
   double cpu_seconds = static_cast<double>(std::clock() - cpu_before) / CLOCKS_PER_SEC;
   EXPECT_LT(cpu_seconds, 0.05);
 }
