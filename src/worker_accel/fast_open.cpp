@@ -283,6 +283,118 @@ PyGetSetDef fast_open_getset[] = {
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
 
+// Tagged reads: read() of the tagging file classes, without a Python frame.
+// What each one calls and wraps, set once by install_tagged_reads.
+struct TaggingRead {
+  PyObject* base_read = nullptr;  // e.g. io.TextIOWrapper.read
+  PyObject* tag_class = nullptr;  // e.g. provenance._TaggedStr
+};
+TaggingRead text_read;
+TaggingRead bytes_read;
+
+// base_read(self, *args, **kwargs) tagged with self's source when truthy,
+// exactly as provenance_files' Python read() does.
+PyObject* tagging_read(const TaggingRead& how, PyObject* self, PyObject* const* args, size_t nargsf,
+                       PyObject* kwnames) {
+  if (how.base_read == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "tagged reads are not installed");
+    return nullptr;
+  }
+  // The Python read(self, size=-1) takes size by position or by name; the
+  // io method it wraps takes it by position only.
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  Py_ssize_t named = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  PyObject* size = nullptr;
+  if (named > 0) {
+    PyObject* name = PyTuple_GET_ITEM(kwnames, 0);
+    if (named > 1 || nargs > 0 || PyUnicode_CompareWithASCIIString(name, "size") != 0) {
+      PyErr_SetString(PyExc_TypeError, "read() takes one argument, size");
+      return nullptr;
+    }
+    size = args[0];
+  } else if (nargs > 1) {
+    PyErr_SetString(PyExc_TypeError, "read() takes at most 1 argument");
+    return nullptr;
+  } else if (nargs == 1) {
+    size = args[0];
+  }
+  PyObject* stack[2] = {self, size};
+  PyObject* data = PyObject_Vectorcall(how.base_read, stack, size ? 2 : 1, nullptr);
+  if (data == nullptr) return nullptr;
+  int truthy = PyObject_IsTrue(data);
+  if (truthy <= 0) {
+    if (truthy < 0) Py_CLEAR(data);
+    return data;
+  }
+  PyObject* tagged = PyObject_CallOneArg(how.tag_class, data);
+  Py_DECREF(data);
+  if (tagged == nullptr) return nullptr;
+  PyObject* source = PyObject_GetAttr(self, s_src);
+  if (source == nullptr || PyObject_SetAttr(tagged, s_src, source) < 0) Py_CLEAR(tagged);
+  Py_XDECREF(source);
+  return tagged;
+}
+
+PyObject* tagged_text_read(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                           PyObject* kwnames) {
+  return tagging_read(text_read, self, args, static_cast<size_t>(nargs), kwnames);
+}
+
+PyObject* tagged_bytes_read(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                            PyObject* kwnames) {
+  return tagging_read(bytes_read, self, args, static_cast<size_t>(nargs), kwnames);
+}
+
+// Through void(*)(): the CPython convention for storing a METH_FASTCALL
+// function in a PyMethodDef without a function-type-cast warning.
+template <typename F>
+PyCFunction as_cfunction(F* function) {
+  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(function));
+}
+
+PyMethodDef text_read_def = {"read", as_cfunction(tagged_text_read), METH_FASTCALL | METH_KEYWORDS,
+                             "Read, tagging the text with this file's source."};
+PyMethodDef bytes_read_def = {"read", as_cfunction(tagged_bytes_read),
+                              METH_FASTCALL | METH_KEYWORDS,
+                              "Read, tagging the bytes with this file's source."};
+
+bool install_read(PyObject* cls, PyMethodDef* def, TaggingRead& how, PyObject* base_read,
+                  PyObject* tag_class) {
+  if (!PyType_Check(cls)) {
+    PyErr_SetString(PyExc_TypeError, "install_tagged_reads expects classes");
+    return false;
+  }
+  PyObject* descriptor = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls), def);
+  if (descriptor == nullptr) return false;
+  int rc = PyObject_SetAttrString(cls, "read", descriptor);
+  Py_DECREF(descriptor);
+  if (rc < 0) return false;
+  Py_XSETREF(how.base_read, Py_NewRef(base_read));
+  Py_XSETREF(how.tag_class, Py_NewRef(tag_class));
+  return true;
+}
+
+// install_tagged_reads(text_class, text_base_read, tagged_str,
+//                      reader_class, reader_base_read, tagged_bytes)
+PyObject* install_tagged_reads(PyObject*, PyObject* args) {
+  PyObject *text_class, *text_base, *tagged_str, *reader_class, *reader_base, *tagged_bytes;
+  if (!PyArg_ParseTuple(args, "OOOOOO", &text_class, &text_base, &tagged_str, &reader_class,
+                        &reader_base, &tagged_bytes)) {
+    return nullptr;
+  }
+  if (!install_read(text_class, &text_read_def, text_read, text_base, tagged_str) ||
+      !install_read(reader_class, &bytes_read_def, bytes_read, reader_base, tagged_bytes)) {
+    return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
+PyMethodDef module_methods[] = {
+    {"install_tagged_reads", install_tagged_reads, METH_VARARGS,
+     "Give the tagging file classes a C read() (same behaviour as their Python one)."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
 PyType_Slot fast_open_slots[] = {
     {Py_tp_new, reinterpret_cast<void*>(PyType_GenericNew)},
     {Py_tp_init, reinterpret_cast<void*>(fast_open_init)},
@@ -304,7 +416,7 @@ PyModuleDef module_def = {
     "_fast_open",
     "The provenance open() fast path (see provenance_files.make_open).",
     -1,
-    nullptr,
+    module_methods,
     nullptr,
     nullptr,
     nullptr,

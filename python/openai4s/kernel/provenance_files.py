@@ -100,6 +100,19 @@ class _TaggedReader(io.BufferedReader):
         return _tag_bytes(_buffer_next(self), self._openai4s_src)
 
 
+try:
+    from openai4s.kernel import _fast_open
+except ImportError:  # not built: the Python read() above, same behaviour
+    _fast_open = None
+else:
+    # read() is the hot call of a small file; the C one skips a Python frame.
+    # The Python ones stay reachable: they define what the C ones must do.
+    python_reads = (_TaggedText.read, _TaggedReader.read)
+    _fast_open.install_tagged_reads(
+        _TaggedText, _text_read, _TaggedStr, _TaggedReader, _buffer_read, _TaggedBytes
+    )
+
+
 class _WriteProxy:
     """A write-mode file that reports the tags of what was written on close."""
 

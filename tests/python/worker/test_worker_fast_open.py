@@ -163,3 +163,34 @@ def test_the_common_calls_never_reach_the_python_wrapper(opens):
     assert reached == []
     _outcome(fast_open, "data.txt", "r", 0)
     assert reached == [("data.txt", "r", 0)]
+
+
+def test_tagged_reads_behave_like_the_python_ones(opens):
+    _, fast_open, root, *_ = opens
+    (root / "empty.txt").write_text("")
+    python_text_read, python_bytes_read = provenance_files.python_reads
+    assert isinstance(provenance_files._TaggedText.read, type(str.upper))  # the C one
+
+    def reads(name, mode, read):
+        out = []
+        calls = [((3,), {}), ((), {"size": 2}), ((None,), {}), ((), {}), ((), {}), ((1, 2), {})]
+        calls += [((), {"size": 1, "x": 1}), ((1,), {"size": 2}), ((), {"n": 1})]
+        with fast_open(name, mode) as handle:
+            for args, kwargs in calls:
+                try:
+                    data = read(handle, *args, **kwargs)
+                except Exception as exc:
+                    out.append(("raised", type(exc)))
+                    continue
+                out.append((type(data), data, getattr(data, "_openai4s_src", None)))
+        return out
+
+    for name, mode, python_read in [
+        ("data.txt", "r", python_text_read),
+        ("sub/inner.bin", "rb", python_bytes_read),
+        ("empty.txt", "r", python_text_read),
+    ]:
+        c_read = type(fast_open(name, mode)).read
+        assert reads(name, mode, c_read) == reads(name, mode, python_read), (name, mode)
+    first = reads("data.txt", "r", python_text_read)[0]
+    assert first[0] is provenance._TaggedStr and first[2][1] == "data.txt"
