@@ -163,7 +163,10 @@ TEST(PrecheckTest, LongOptionRunsStayLinear) {
   EXPECT_EQ(static_precheck(std::string(500'000, '$') + "(" + "rm -rf /"),
             std::optional<std::string>(kRm));
   const auto elapsed = std::chrono::steady_clock::now() - start;
-  EXPECT_LT(elapsed, std::chrono::seconds(2));
+  // Not a speed target: a quadratic scan of these megabyte inputs would take
+  // many minutes, a linear one well under a second (about 2 s under ASan on
+  // a loaded machine), so the bound only has to separate those two.
+  EXPECT_LT(elapsed, std::chrono::seconds(30));
 }
 
 // --- secret files -----------------------------------------------------------
