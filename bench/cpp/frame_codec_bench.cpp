@@ -6,6 +6,7 @@
 #include <string>
 
 #include "proto/frame_codec.h"
+#include "proto/json_decoders.h"
 
 namespace {
 
@@ -80,6 +81,22 @@ void BM_Decode(benchmark::State& state, Json (*make)()) {
                           static_cast<int64_t>(line.size()));
 }
 
+// The reference parser alone, for scale: what decode_frame cost before
+// simdjson took the common case.
+void BM_DecodeReference(benchmark::State& state, Json (*make)()) {
+  const std::string line = o4s::proto::encode_frame(make());
+  for (auto _ : state) {
+    auto frame = o4s::proto::detail::decode_reference(line);
+    if (!frame) {
+      state.SkipWithError("decode failed");
+      break;
+    }
+    benchmark::DoNotOptimize(frame);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(line.size()));
+}
+
 BENCHMARK_CAPTURE(BM_Encode, execute, execute_frame);
 BENCHMARK_CAPTURE(BM_Encode, host_call, host_call_frame);
 BENCHMARK_CAPTURE(BM_Encode, host_response, host_response_frame);
@@ -93,5 +110,9 @@ BENCHMARK_CAPTURE(BM_Decode, host_response, host_response_frame);
 BENCHMARK_CAPTURE(BM_Decode, stdout_chunk_64k, stdout_chunk_frame);
 BENCHMARK_CAPTURE(BM_Decode, stdout_chunk_64k_utf8, stdout_chunk_utf8_frame);
 BENCHMARK_CAPTURE(BM_Decode, response, response_frame);
+
+BENCHMARK_CAPTURE(BM_DecodeReference, host_call, host_call_frame);
+BENCHMARK_CAPTURE(BM_DecodeReference, stdout_chunk_64k, stdout_chunk_frame);
+BENCHMARK_CAPTURE(BM_DecodeReference, response, response_frame);
 
 }  // namespace
