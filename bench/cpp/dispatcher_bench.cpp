@@ -63,6 +63,18 @@ void run(benchmark::State& state, Session& session, const std::string& method, c
   }
 }
 
+// authorize_bash's arguments, as the worker's bash client sends them.
+Json bash_request(Session& session, const std::string& command) {
+  Json spec{{"command", command},
+            {"command_sha256", o4s::sha256_hex(command)},
+            {"cwd", session.workspace()},
+            {"workspace", session.workspace()},
+            {"generation", "kernel:bench"},
+            {"challenge", "bench-challenge-0123456789abcdef"},
+            {"timeout", 30}};
+  return Json::array({spec});
+}
+
 // Ungated: decode, handler and the audit row.
 void BM_DispatcherUngated(benchmark::State& state) {
   Session session;
@@ -77,29 +89,13 @@ void BM_DispatcherBashAllowed(benchmark::State& state) {
     state.SkipWithError("could not store the rule");
     return;
   }
-  const std::string command = "ls -la";
-  Json spec{{"command", command},
-            {"command_sha256", o4s::sha256_hex(command)},
-            {"cwd", session.workspace()},
-            {"workspace", session.workspace()},
-            {"generation", "kernel:bench"},
-            {"challenge", "bench-challenge-0123456789abcdef"},
-            {"timeout", 30}};
-  run(state, session, "authorize_bash", Json::array({spec}));
+  run(state, session, "authorize_bash", bash_request(session, "ls -la"));
 }
 
 // Refused by the static precheck before any rule is read.
 void BM_DispatcherBashPrechecked(benchmark::State& state) {
   Session session;
-  const std::string command = "rm -rf /";
-  Json spec{{"command", command},
-            {"command_sha256", o4s::sha256_hex(command)},
-            {"cwd", session.workspace()},
-            {"workspace", session.workspace()},
-            {"generation", "kernel:bench"},
-            {"challenge", "bench-challenge-0123456789abcdef"},
-            {"timeout", 30}};
-  run(state, session, "authorize_bash", Json::array({spec}));
+  run(state, session, "authorize_bash", bash_request(session, "rm -rf /"));
 }
 
 }  // namespace

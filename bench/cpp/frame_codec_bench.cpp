@@ -67,10 +67,11 @@ void BM_Encode(benchmark::State& state, Json (*make)()) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bytes));
 }
 
-void BM_Decode(benchmark::State& state, Json (*make)()) {
+template <typename Decode>
+void decode_loop(benchmark::State& state, Json (*make)(), Decode decode) {
   const std::string line = o4s::proto::encode_frame(make());
   for (auto _ : state) {
-    auto frame = o4s::proto::decode_frame(line);
+    auto frame = decode(line);
     if (!frame) {
       state.SkipWithError("decode failed");
       break;
@@ -81,20 +82,15 @@ void BM_Decode(benchmark::State& state, Json (*make)()) {
                           static_cast<int64_t>(line.size()));
 }
 
+void BM_Decode(benchmark::State& state, Json (*make)()) {
+  decode_loop(state, make, [](const std::string& line) { return o4s::proto::decode_frame(line); });
+}
+
 // The reference parser alone, for scale: what decode_frame cost before
 // simdjson took the common case.
 void BM_DecodeReference(benchmark::State& state, Json (*make)()) {
-  const std::string line = o4s::proto::encode_frame(make());
-  for (auto _ : state) {
-    auto frame = o4s::proto::detail::decode_reference(line);
-    if (!frame) {
-      state.SkipWithError("decode failed");
-      break;
-    }
-    benchmark::DoNotOptimize(frame);
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
-                          static_cast<int64_t>(line.size()));
+  decode_loop(state, make,
+              [](const std::string& line) { return o4s::proto::detail::decode_reference(line); });
 }
 
 BENCHMARK_CAPTURE(BM_Encode, execute, execute_frame);
