@@ -49,8 +49,9 @@ Error KernelManager::worker_died_error() {
   return make_error(ErrorCode::kWorkerExited, std::move(message));
 }
 
-Json KernelManager::finalise_response(Json response, const std::vector<StreamedChunk>& chunks,
-                                      const std::string& cell_id, bool sidecar_event) {
+Result<Json> KernelManager::finalise_response(Json response,
+                                              const std::vector<StreamedChunk>& chunks,
+                                              const std::string& cell_id, bool sidecar_event) {
   std::optional<StreamDeclaration> declared = take_stream_declaration(response);
   if (!chunks.empty() || declared) {
     auto it = response.find("stdout");
@@ -61,13 +62,16 @@ Json KernelManager::finalise_response(Json response, const std::vector<StreamedC
       // the ones held are exactly that stream's, else ask for the text.
       if (auto rebuilt = rebuild_declared_stdout(chunks, *declared)) {
         response["stdout"] = std::move(*rebuilt);
-      } else if (auto asked = request_stdout(cell_id)) {
-        mismatched_streams_.fetch_add(1);
-        response["stdout"] = std::move(asked.value());
       } else {
         mismatched_streams_.fetch_add(1);
-        remember_log("host could not recover a cell's stdout: " + asked.error().message);
-        response["stdout"] = concatenate_chunks(chunks);
+        auto asked = request_stdout(cell_id);
+        if (!asked) {
+          // Never hand back text that could not be checked: the caller gets
+          // the failure (a dead worker reads as one) instead.
+          remember_log("host could not recover a cell's stdout: " + asked.error().message);
+          return std::move(asked).error();
+        }
+        response["stdout"] = std::move(asked.value());
       }
     } else if (empty) {
       // An empty stdout with chunks means "what was streamed" (spec §3.8).
@@ -115,7 +119,7 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
         remember_log("host dropped a response frame for another cell");
         continue;
       }
-      Json response = finalise_response(std::move(frame), chunks, cell_id, sidecar_event);
+      Result<Json> response = finalise_response(std::move(frame), chunks, cell_id, sidecar_event);
       if (chunk_error) return std::move(*chunk_error);
       return response;
     }
@@ -160,7 +164,7 @@ Result<std::string> KernelManager::request_stdout(const std::string& cell_id) {
   for (;;) {
     auto next = readline();
     if (!next) return std::move(next).error();
-    if (!next->has_value()) return make_error(ErrorCode::kWorkerExited, "worker exited");
+    if (!next->has_value()) return worker_died_error();
     Json& frame = **next;
     if (!frame.is_object()) continue;
     std::string_view type = proto::frame_type(frame);

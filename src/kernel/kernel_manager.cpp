@@ -49,7 +49,8 @@ Result<std::unique_ptr<PipeTransport>> start_sandboxed(
   // its own shutdown path. The pin is this worker's until the next start,
   // and close() always runs before a restart spawns the next one.
   started.value()->route_stop_signal([weak = std::weak_ptr<sandbox::KernelSandbox>(sandbox)] {
-    if (auto alive = weak.lock()) (void)alive->interrupt(SIGINT);
+    auto alive = weak.lock();
+    return alive && alive->interrupt(SIGINT).has_value();
   });
   return started;
 }

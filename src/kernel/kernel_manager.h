@@ -100,8 +100,8 @@ class KernelManager {
   Status service_host_call(const Json& frame);
   Error worker_died_error();
   void remember_log(const std::string& message);
-  Json finalise_response(Json response, const std::vector<StreamedChunk>& chunks,
-                         const std::string& cell_id, bool sidecar_event);
+  Result<Json> finalise_response(Json response, const std::vector<StreamedChunk>& chunks,
+                                 const std::string& cell_id, bool sidecar_event);
   // The worker's captured stdout of `cell_id` (after a declared stream did
   // not add up), or an error if the worker cannot say.
   Result<std::string> request_stdout(const std::string& cell_id);

@@ -91,11 +91,7 @@ Status PipeTransport::close(bool graceful) {
     if (!child_->wait_exit(milliseconds(3000))) {
       // A worker busy in a cell never reads the shutdown frame; its SIGINT
       // handler turns this into the cell's interrupt, then it reads it.
-      if (stop_signal_) {
-        stop_signal_();
-      } else {
-        (void)child_->send_signal(SIGINT);
-      }
+      if (!stop_signal_ || !stop_signal_()) (void)child_->send_signal(SIGINT);
       if (!child_->wait_exit(milliseconds(2000))) child_->kill_group();
     }
   }

@@ -44,7 +44,10 @@ class PipeTransport final : public Transport {
   // spawned process, which is the worker itself; when the worker runs
   // inside a sandbox the spawned process is the sandbox's leader, and a
   // SIGINT there would end the sandbox instead of the cell.
-  void route_stop_signal(std::function<void()> send) { stop_signal_ = std::move(send); }
+  // `send` returns false when it could not deliver (no pinned worker: the
+  // sandbox fell back to running the worker directly); the plain SIGINT to
+  // the spawned process, then the worker itself, is sent instead.
+  void route_stop_signal(std::function<bool()> send) { stop_signal_ = std::move(send); }
   std::shared_ptr<proc::StderrTail> tail() const { return tail_; }
 
  private:
@@ -64,7 +67,7 @@ class PipeTransport final : public Transport {
   std::mutex read_mutex_;
   proto::LineReader reader_;
   std::shared_ptr<proc::StderrTail> tail_;
-  std::function<void()> stop_signal_;
+  std::function<bool()> stop_signal_;
 };
 
 }  // namespace o4s::kernel

@@ -28,6 +28,7 @@ struct FastOpen {
   PyObject* file_io;                 // io.FileIO
   PyObject* buffered_reader;         // io.BufferedReader
   Py_ssize_t default_buffer;
+  PyObject* weakreflist;  // code may hold builtins.open weakly, as it can the builtin
 };
 
 // Interned once at import.
@@ -156,6 +157,11 @@ PyObject* tagged_handle(FastOpen* self, PyObject* raw, PyObject* file, PyObject*
 
 PyObject* fast_open_call(PyObject* object, PyObject* args, PyObject* kwargs) {
   auto* self = reinterpret_cast<FastOpen*>(object);
+  if (self->fallback == nullptr) {
+    // Made by __new__ without __init__ (a curious cell): refuse, never crash.
+    PyErr_SetString(PyExc_TypeError, "FastOpen object is not initialised");
+    return nullptr;
+  }
   Py_ssize_t count = PyTuple_GET_SIZE(args);
   if ((kwargs != nullptr && PyDict_Size(kwargs) > 0) || count < 1 || count > 2) {
     return call_fallback(self, args, kwargs);
@@ -259,6 +265,7 @@ int fast_open_clear(PyObject* object) {
 void fast_open_dealloc(PyObject* object) {
   PyTypeObject* type = Py_TYPE(object);
   PyObject_GC_UnTrack(object);
+  if (reinterpret_cast<FastOpen*>(object)->weakreflist != nullptr) PyObject_ClearWeakRefs(object);
   fast_open_clear(object);
   type->tp_free(object);
   Py_DECREF(type);  // instances of a heap type own a reference to it
@@ -270,6 +277,17 @@ PyObject* get_wrapped(PyObject* object, void*) {
   return Py_NewRef(self->real_open ? self->real_open : Py_None);
 }
 PyObject* get_name(PyObject*, void*) { return PyUnicode_FromString("open"); }
+// inspect.signature(open) describes the Python wrapper, whose parameters
+// are the builtin's.
+PyObject* get_signature(PyObject* object, void*) {
+  auto* self = reinterpret_cast<FastOpen*>(object);
+  if (self->fallback == nullptr) Py_RETURN_NONE;
+  PyObject* inspect = PyImport_ImportModule("inspect");
+  if (inspect == nullptr) return nullptr;
+  PyObject* signature = PyObject_CallMethod(inspect, "signature", "O", self->fallback);
+  Py_DECREF(inspect);
+  return signature;
+}
 PyObject* get_doc(PyObject* object, void*) {
   auto* self = reinterpret_cast<FastOpen*>(object);
   if (self->real_open == nullptr) Py_RETURN_NONE;
@@ -279,6 +297,8 @@ PyObject* get_doc(PyObject* object, void*) {
 PyGetSetDef fast_open_getset[] = {
     {"_openai4s_wrapped", get_wrapped, nullptr, "the builtin open this replaces", nullptr},
     {"__name__", get_name, nullptr, nullptr, nullptr},
+    {"__qualname__", get_name, nullptr, nullptr, nullptr},
+    {"__signature__", get_signature, nullptr, nullptr, nullptr},
     {"__doc__", get_doc, nullptr, nullptr, nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
@@ -395,7 +415,13 @@ PyMethodDef module_methods[] = {
     {nullptr, nullptr, 0, nullptr},
 };
 
+PyMemberDef fast_open_members[] = {
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(FastOpen, weakreflist), READONLY, nullptr},
+    {nullptr, 0, 0, 0, nullptr},
+};
+
 PyType_Slot fast_open_slots[] = {
+    {Py_tp_members, fast_open_members},
     {Py_tp_new, reinterpret_cast<void*>(PyType_GenericNew)},
     {Py_tp_init, reinterpret_cast<void*>(fast_open_init)},
     {Py_tp_call, reinterpret_cast<void*>(fast_open_call)},

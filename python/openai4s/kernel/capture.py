@@ -7,8 +7,10 @@ is sent (see spill.py).
 """
 
 import io
+import os
 import threading
 
+from openai4s.kernel.forks import forks, in_forked_child
 from openai4s.kernel.protocol import (
     CHUNK_CHARS,
     MAX_OUTPUT_CHARS,
@@ -16,6 +18,17 @@ from openai4s.kernel.protocol import (
     dumps,
     json_string_bytes,
 )
+
+
+# A child forked by a Cell inherits the Cell's stdout and the protocol pipe.
+# Its output still streams, so the host shows it live, but (1) under a
+# stream id of its own, so the host never takes it for the Cell's result,
+# and (2) once anything has forked, every chunk frame is small enough for
+# one atomic pipe write, so frames of concurrent writers never splice.
+#: Chunk text per frame once a fork happened: at six bytes per character
+#: at worst plus the frame's head, each frame stays within PIPE_BUF (4096
+#: bytes), which POSIX writes to a pipe atomically.
+_ATOMIC_CHUNK_CHARS = 600
 
 
 def cap_text(text: str) -> str:
@@ -187,12 +200,13 @@ class StreamingStdout(BoundedBuffer):
         code points are cut before the marker. ``declaration`` is None when
         stdout is sent as is.
         """
-        captured = self.captured()
         if not self._writing.acquire(blocking=False):
             # A write is in flight (another thread): its chunk may follow
             # the response, so the chunks cannot be trusted to be complete.
+            captured = self.captured()
             return captured, None, captured
         try:
+            captured = self.captured()
             # A buffer outliving its Cell keeps streaming under its old id
             # (spec §4.6); those chunks come after the declared count.
             if not self._in_order or self._marker_sent != self.truncated or not self._seq:
@@ -215,11 +229,14 @@ class StreamingStdout(BoundedBuffer):
             # Counted before sending: a deferred SIGINT may raise out of a
             # frame write, and the next write must not resend this piece.
             self._streamed += len(piece)
-            if len(piece) <= CHUNK_CHARS:
+            # Once this worker has forked, a child may write to the same
+            # pipe: frames small enough for one atomic write never splice.
+            size = CHUNK_CHARS if not forks[0] else _ATOMIC_CHUNK_CHARS
+            if len(piece) <= size:
                 self._send(piece)
             else:
-                for start in range(0, len(piece), CHUNK_CHARS):
-                    self._send(piece[start : start + CHUNK_CHARS])
+                for start in range(0, len(piece), size):
+                    self._send(piece[start : start + size])
             if len(s) <= budget:
                 return
         # Only once something is actually dropped: by then any spill file
@@ -232,4 +249,14 @@ class StreamingStdout(BoundedBuffer):
     def _send(self, text: str) -> None:
         seq = self._seq
         self._seq = seq + 1
-        self._write_line(self._head + b"%d" % seq + b',"text":' + json_string_bytes(text) + b"}\n")
+        head = self._head if not in_forked_child[0] else self._child_head()
+        self._write_line(head + b"%d" % seq + b',"text":' + json_string_bytes(text) + b"}\n")
+
+    def _child_head(self) -> bytes:
+        # Same Cell id (the host still shows it live), another stream.
+        pid = os.getpid()
+        return self._head.replace(
+            b',"stream":' + dumps(self._stream_id).encode() + b",",
+            b',"stream":"child-%d",' % pid,
+            1,
+        )

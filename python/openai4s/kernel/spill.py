@@ -22,6 +22,8 @@ import re
 import threading
 import time
 
+from openai4s.kernel.forks import in_forked_child
+
 #: Workspace-relative directory of spill files.
 SPILL_DIR = ".openai4s/outputs"
 #: Longest cell-id part of a file name; longer ids keep a prefix and a hash.
@@ -134,6 +136,12 @@ class SpillFile:
     def start(self, head: str) -> bool:
         """Create the file (under its ``.part`` name) and queue ``head``;
         False if it cannot be created."""
+        if in_forked_child[0]:
+            # A child a Cell forked shares this object with the Cell: its
+            # own overflow must not create, truncate or write the Cell's file.
+            self._ended = True
+            self._fd = None
+            return False
         if self._ended or self._fd is not None:
             return self._fd is not None
         rel = f"{SPILL_DIR}/{safe_name(self._cell_id)}.{self._stream}.txt"
@@ -153,7 +161,7 @@ class SpillFile:
 
     def write(self, text: str) -> None:
         """Queue ``text``; no encoding and no syscall unless memory is due."""
-        if self._ended or self._fd is None or not text:
+        if self._ended or self._fd is None or not text or in_forked_child[0]:
             return
         pending = self._pending
         pending.append(text)
@@ -172,6 +180,8 @@ class SpillFile:
         Idempotent and never raises; the file keeps what fit on a full disk.
         """
         self._ended = True
+        if in_forked_child[0]:
+            return  # the file is the parent's to finish
         with self._lock:
             fd = self._fd
             if fd is None:

@@ -185,3 +185,34 @@ def test_the_worker_s_malloc_settings_stay_out_of_cells_and_their_children(monke
     # ... and gone before the first cell: neither the cell nor its child sees it.
     assert result["error"] is None, result["error"]
     assert result["stdout"] == "None\nunset\n"
+
+
+@pytest.mark.parametrize("mode", ["off", "auto-without-bubblewrap"])
+def test_shutting_down_a_busy_kernel_interrupts_its_cell(monkeypatch, tmp_path, mode):
+    # The close ladder's SIGINT rung reaches the cell whatever runs the
+    # worker (directly, or a sandbox fallen back to running it directly):
+    # its finally runs and the worker leaves through its own shutdown path.
+    # (The enforced sandbox has its own test in tests/python/sandbox.)
+    if mode == "off":
+        monkeypatch.setenv("OPENAI4S_KERNEL_SANDBOX", "off")
+    else:
+        monkeypatch.setenv("OPENAI4S_KERNEL_SANDBOX", "auto")
+        monkeypatch.setenv("OPENAI4S_KERNEL_BWRAP", "/nonexistent/o4s-bwrap")
+    k = Kernel(cwd=tmp_path)
+    cell = (
+        "import time\n"
+        "open('started.txt', 'w').close()\n"
+        "try:\n"
+        "    time.sleep(60)\n"
+        "finally:\n"
+        "    open('stopped.txt', 'w').write('cell ended cleanly')\n"
+    )
+    runner = threading.Thread(target=lambda: k.execute(cell))
+    runner.start()
+    deadline = time.monotonic() + 10
+    while not (tmp_path / "started.txt").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    k.shutdown()
+    runner.join(10)
+    assert not runner.is_alive()
+    assert (tmp_path / "stopped.txt").read_text() == "cell ended cleanly"

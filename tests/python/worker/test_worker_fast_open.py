@@ -194,3 +194,32 @@ def test_tagged_reads_behave_like_the_python_ones(opens):
         assert reads(name, mode, c_read) == reads(name, mode, python_read), (name, mode)
     first = reads("data.txt", "r", python_text_read)[0]
     assert first[0] is provenance._TaggedStr and first[2][1] == "data.txt"
+
+
+def test_it_can_be_inspected_and_weakly_referenced(opens):
+    import inspect
+    import weakref
+
+    python_open, fast_open, *_ = opens
+    assert inspect.signature(fast_open) == inspect.signature(python_open)
+    assert fast_open.__qualname__ == "open"
+    reference = weakref.ref(fast_open)
+    assert reference() is fast_open
+
+
+def test_an_uninitialised_one_refuses_instead_of_crashing():
+    bare = fast_open_module.FastOpen.__new__(fast_open_module.FastOpen)
+    with pytest.raises(TypeError, match="not initialised"):
+        bare("x")
+
+
+def test_a_cell_poking_at_open_leaves_the_worker_alive(worker):
+    response, _ = worker.execute(
+        "try:\n"
+        "    type(open).__new__(type(open))('x')\n"
+        "except TypeError as exc:\n"
+        "    print(exc)\n"
+        "import inspect\nprint(list(inspect.signature(open).parameters)[:2])"
+    )
+    assert response["error"] is None, response["error"]
+    assert response["stdout"] == "FastOpen object is not initialised\n['file', 'mode']\n"

@@ -157,7 +157,7 @@ TEST(ExecuteTest, ChunksThatDoNotAddUpMakeTheHostAskForTheText) {
   }
 }
 
-TEST(ExecuteTest, AWorkerThatCannotAnswerLeavesTheChunksAndALog) {
+TEST(ExecuteTest, AWorkerThatCannotAnswerIsAnErrorNotUncheckedText) {
   ManagerHarness h;
   h.started();
   h.transport->push_frame(stream_chunk("a", 3, 0));
@@ -167,11 +167,21 @@ TEST(ExecuteTest, AWorkerThatCannotAnswerLeavesTheChunksAndALog) {
                                {"text", ""},
                                {"error", "no stdout kept for this cell"}});
   auto result = h.execute();
-  ASSERT_TRUE(result.ok());
-  EXPECT_EQ(result.value()["stdout"], "a");
+  ASSERT_FALSE(result.ok());
   auto tail = h.manager->worker_log_tail();
   ASSERT_FALSE(tail.empty());
   EXPECT_NE(tail.back().find("could not recover"), std::string::npos);
+}
+
+TEST(ExecuteTest, AWorkerDyingBeforeItsStdoutTextIsAWorkerExit) {
+  ManagerHarness h;
+  h.started();
+  h.transport->push_frame(stream_chunk("\n", 3, 1));  // chunk 0 never arrived
+  h.transport->push_frame(declared_response(3, 2));
+  // ...and then the stream ends.
+  auto result = h.execute();
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code, ErrorCode::kWorkerExited);
 }
 
 TEST(ExecuteTest, AMalformedDeclarationIsRemovedAndTheSpecRuleApplies) {
