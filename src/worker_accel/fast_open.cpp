@@ -52,7 +52,11 @@ PyObject* call_fallback(FastOpen* self, PyObject* args, PyObject* kwargs) {
 // -1 error, 0 false, 1 true.
 int first_item_true(PyObject* list) {
   if (!PyList_CheckExact(list) || PyList_GET_SIZE(list) < 1) return 0;
-  return PyObject_IsTrue(PyList_GET_ITEM(list, 0));
+  // Owned across the call: an item's __bool__ may empty the list.
+  PyObject* item = Py_NewRef(PyList_GET_ITEM(list, 0));
+  int truthy = PyObject_IsTrue(item);
+  Py_DECREF(item);
+  return truthy;
 }
 
 // An absolute, already-normal path outside the root can hold no version of
@@ -105,12 +109,21 @@ PyObject* tagged_handle(FastOpen* self, PyObject* raw, PyObject* file, PyObject*
   if (PyUnicode_READ_CHAR(file, 0) == '/') {
     cwd = Py_NewRef(s_empty);
   } else {
-    PyObject* cached = PyList_CheckExact(self->cwd_cache) && PyList_GET_SIZE(self->cwd_cache) > 0
-                           ? PyList_GET_ITEM(self->cwd_cache, 0)
-                           : Py_None;
+    PyObject* cached =
+        Py_NewRef(PyList_CheckExact(self->cwd_cache) && PyList_GET_SIZE(self->cwd_cache) > 0
+                      ? PyList_GET_ITEM(self->cwd_cache, 0)
+                      : Py_None);
     int truthy = PyObject_IsTrue(cached);
-    if (truthy < 0) return nullptr;
-    cwd = truthy ? Py_NewRef(cached) : PyObject_CallNoArgs(self->current_cwd);
+    if (truthy < 0) {
+      Py_DECREF(cached);
+      return nullptr;
+    }
+    if (truthy) {
+      cwd = cached;
+    } else {
+      Py_DECREF(cached);
+      cwd = PyObject_CallNoArgs(self->current_cwd);
+    }
     if (cwd == nullptr) return nullptr;
   }
   PyObject* source =
@@ -208,6 +221,11 @@ PyObject* fast_open_call(PyObject* object, PyObject* args, PyObject* kwargs) {
 
 int fast_open_init(PyObject* object, PyObject* args, PyObject* kwargs) {
   auto* self = reinterpret_cast<FastOpen*>(object);
+  if (self->fallback != nullptr) {
+    // Fields are read without owning them during a call: they never change.
+    PyErr_SetString(PyExc_TypeError, "FastOpen object is already initialised");
+    return -1;
+  }
   static const char* names[] = {"fallback",     "real_open", "is_off",          "active",
                                 "state",        "cwd_cache", "current_cwd",     "text_class",
                                 "reader_class", "file_io",   "buffered_reader", "default_buffer",

@@ -223,3 +223,23 @@ def test_a_cell_poking_at_open_leaves_the_worker_alive(worker):
     )
     assert response["error"] is None, response["error"]
     assert response["stdout"] == "FastOpen object is not initialised\n['file', 'mode']\n"
+
+
+def test_it_cannot_be_initialised_twice(opens):
+    _, fast_open, *_ = opens
+    with pytest.raises(TypeError, match="already initialised"):
+        fast_open.__init__(
+            fallback=print,
+            real_open=print,
+            is_off=print,
+            active=[True],
+            state=None,
+            cwd_cache=[None],
+            current_cwd=print,
+            text_class=print,
+            reader_class=print,
+            file_io=print,
+            buffered_reader=print,
+            default_buffer=1,
+        )
+    assert fast_open._openai4s_wrapped is builtins.open
