@@ -105,11 +105,9 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
   bool sidecar_event = false;
   std::optional<Error> chunk_error;
   for (;;) {
-    auto next = readline();
+    auto next = next_object_frame();
     if (!next) return std::move(next).error();
-    if (!next->has_value()) return worker_died_error();
-    Json& frame = **next;
-    if (!frame.is_object()) continue;
+    Json& frame = next.value();
     std::string_view type = proto::frame_type(frame);
     if (type == "response") {
       if (proto::frame_string(frame, "id") != cell_id) {
@@ -158,15 +156,22 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
   }
 }
 
-Result<std::string> KernelManager::request_stdout(const std::string& cell_id) {
-  Status sent = send(Json{{"type", "stdout_request"}, {"id", cell_id}});
-  if (!sent) return std::move(sent).error();
+Result<Json> KernelManager::next_object_frame() {
   for (;;) {
     auto next = readline();
     if (!next) return std::move(next).error();
     if (!next->has_value()) return worker_died_error();
-    Json& frame = **next;
-    if (!frame.is_object()) continue;
+    if (next->value().is_object()) return std::move(next->value());
+  }
+}
+
+Result<std::string> KernelManager::request_stdout(const std::string& cell_id) {
+  Status sent = send(Json{{"type", "stdout_request"}, {"id", cell_id}});
+  if (!sent) return std::move(sent).error();
+  for (;;) {
+    auto next = next_object_frame();
+    if (!next) return std::move(next).error();
+    Json& frame = next.value();
     std::string_view type = proto::frame_type(frame);
     if (type == "stdout_text" && proto::frame_string(frame, "id") == cell_id) {
       auto text = frame.find("text");

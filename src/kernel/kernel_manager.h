@@ -105,6 +105,8 @@ class KernelManager {
   // The worker's captured stdout of `cell_id` (after a declared stream did
   // not add up), or an error if the worker cannot say.
   Result<std::string> request_stdout(const std::string& cell_id);
+  // The worker's next JSON-object frame; end of stream is the worker's exit.
+  Result<Json> next_object_frame();
 
   const KernelOptions options_;
   const std::shared_ptr<KernelHooks> hooks_;
