@@ -4,8 +4,13 @@ The suite lives outside the project (../shared/seed/test_kernel.py) and is
 run unmodified. The ratchet only grows: every listed item must exist and
 pass. pytest-timeout's signal method is never loaded for it (a seed fixture
 patches signal.signal globally).
+
+A clone outside the workspace has no ../shared: there the ratchet is skipped
+with a message saying so. CI (CI=true) always has the suite, so a missing
+suite there is a failure, never a skip.
 """
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,10 +29,20 @@ def listed_items():
     return items
 
 
+def _in_ci():
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
 def main():
     if not SEED.is_file():
-        print(f"ratchet: the acceptance suite is missing at {SEED}", file=sys.stderr)
-        return 2
+        if _in_ci():
+            print(f"ratchet: the acceptance suite is missing at {SEED}", file=sys.stderr)
+            return 2
+        print(
+            f"ratchet: SKIPPED: the acceptance suite is not at {SEED} "
+            "(a clone outside the workspace); CI always runs it"
+        )
+        return 0
     items = listed_items()
     if not items:
         print("ratchet: no items listed", file=sys.stderr)

@@ -2,7 +2,14 @@
 # Idempotent set-up on a fresh Debian machine: system packages, the project
 # venv (with Debian's site packages), and the C++ build. Safe to run often:
 # each step is skipped when already done.
+#
+# `setup.sh --repl` builds only what the REPL loads (the host core module and
+# the worker's extension), not the test suites; `make run` uses it.
 set -euo pipefail
+targets=()
+if [ "${1:-}" = "--repl" ]; then
+  targets=(_core _fast_open)
+fi
 cd "$(dirname "$0")/.."
 
 packages=(
@@ -10,7 +17,7 @@ packages=(
   python3 python3-dev python3-venv python3-pytest python3-numpy python3-matplotlib
   pybind11-dev nlohmann-json3-dev libsimdjson-dev libssl-dev libsqlite3-dev libseccomp-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev bubblewrap black clang-format
-  python3-ipykernel python3-jupyter-client
+  python3-ipykernel python3-jupyter-client python3-prompt-toolkit python3-jedi
 )
 missing=()
 for package in "${packages[@]}"; do
@@ -39,6 +46,15 @@ LAUNCHER
 chmod +x .venv/bin/openai4s
 
 if [ ! -f build/release/build.ninja ]; then
+  echo "setup: configuring the C++ build (build/release)"
   cmake --preset release -DPython_EXECUTABLE="$(pwd)/.venv/bin/python" >/dev/null
 fi
-cmake --build build/release
+# Ninja prints one [n/total] line per step, so a first build shows progress.
+if ninja -C build/release -n "${targets[@]}" 2>/dev/null | grep -q '^\['; then
+  echo "setup: building the C++ core${targets:+ (what the REPL needs)}; a first build takes a few minutes"
+fi
+if ((${#targets[@]})); then
+  cmake --build build/release --target "${targets[@]}"
+else
+  cmake --build build/release
+fi

@@ -55,6 +55,11 @@ class HostDispatcher:
         self._default_generation = None
         self._bash_authorization = BashAuthorization(self)
         self.on_step = None
+        #: Interactive approval channel: callable(request) -> "once",
+        #: "conversation" or "deny", asked when a call's permission is "ask"
+        #: (request: decision_id, tool, target, frame_id). None: the
+        #: unattended policy decides (OPENAI4S_UNATTENDED_APPROVAL).
+        self.approver = None
 
     def __call__(self, method, args):
         override = self._bash_authorization.__dict__.get("authorize")
@@ -65,6 +70,7 @@ class HostDispatcher:
             generation=self.bash_generation_id,
             action_context=getattr(self._local, "action_context", None),
             authorize=override,
+            approve=self.approver,
         )
 
     # -- thread-bound state ------------------------------------------------

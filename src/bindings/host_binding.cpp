@@ -142,10 +142,35 @@ host::HostSettings current_settings() {
   return settings;
 }
 
+// A Python approver: callable(request: dict) -> "once" | "conversation" |
+// anything else (deny). It runs with the GIL re-taken; raising denies.
+host::Approver python_approver(py::object approve) {
+  auto callable = std::make_shared<py::object>(std::move(approve));
+  return [callable](const host::ApprovalRequest& request) {
+    py::gil_scoped_acquire gil;
+    try {
+      py::dict info;
+      info["decision_id"] = request.decision_id;
+      info["tool"] = request.tool;
+      info["target"] = request.target;
+      info["frame_id"] = request.frame_id;
+      py::object answer = (*callable)(info);
+      std::string text = py::isinstance<py::str>(answer) ? answer.cast<std::string>() : "";
+      if (text == "once") return host::ApprovalAnswer::kOnce;
+      if (text == "conversation") return host::ApprovalAnswer::kConversation;
+    } catch (py::error_already_set& error) {
+      error.discard_as_unraisable("openai4s approver");
+    }
+    return host::ApprovalAnswer::kDeny;
+  };
+}
+
 host::CallContext make_context(py::object frame_id, py::object generation,
-                               py::object action_context, py::object authorize) {
+                               py::object action_context, py::object authorize,
+                               py::object approve = py::none()) {
   host::CallContext context;
   context.settings = current_settings();
+  if (!approve.is_none()) context.approver = python_approver(std::move(approve));
   context.frame_id = optional_string(frame_id);
   context.bash_generation = optional_string(generation);
   if (!action_context.is_none()) context.action_context = to_json(action_context);
@@ -181,17 +206,18 @@ void register_dispatcher(py::module_& m) {
       .def(
           "call",
           [](HostDispatcher& self, const std::string& method, py::object args, py::object frame_id,
-             py::object generation, py::object action_context, py::object authorize) {
+             py::object generation, py::object action_context, py::object authorize,
+             py::object approve) {
             host::Json json_args = to_json(args);
             host::CallContext context =
-                make_context(frame_id, generation, action_context, authorize);
+                make_context(frame_id, generation, action_context, authorize, approve);
             auto result = released([&] { return self.call(method, json_args, context); });
             if (!result) raise_handler_error(result.error());
             return to_python(result.value());
           },
           py::arg("method"), py::arg("args"), py::kw_only(), py::arg("frame_id") = py::none(),
           py::arg("generation") = py::none(), py::arg("action_context") = py::none(),
-          py::arg("authorize") = py::none())
+          py::arg("authorize") = py::none(), py::arg("approve") = py::none())
       .def(
           "authorize",
           [](HostDispatcher& self, py::object spec, py::object frame_id, py::object generation) {

@@ -99,9 +99,58 @@ std::string permission_target(const std::string& method, const Json& args) {
   return {};
 }
 
+std::string exact_pattern(const std::string& target) {
+  std::string pattern;
+  pattern.reserve(target.size());
+  for (char c : target) {
+    if (c == '*' || c == '?' || c == '[') {
+      pattern += '[';
+      pattern += c;
+      pattern += ']';
+    } else {
+      pattern += c;
+    }
+  }
+  return pattern;
+}
+
+namespace {
+
+store::PermissionResolution unattended_resolution(const std::string& unattended_policy) {
+  store::PermissionResolution resolution;
+  resolution.resolution_context = "unattended";
+  if (unattended_policy == "allow") {
+    resolution.state = "allowed";
+    resolution.scope = "once";
+    resolution.message = "allowed by explicit unattended approval policy";
+  } else {
+    resolution.state = "denied";
+    resolution.message = "approval required but no interactive channel is attached";
+  }
+  return resolution;
+}
+
+store::PermissionResolution interactive_resolution(ApprovalAnswer answer,
+                                                   const std::string& target) {
+  store::PermissionResolution resolution;
+  resolution.resolution_context = "live_thread";  // the spec's name for a live answer
+  if (answer == ApprovalAnswer::kDeny) {
+    resolution.state = "denied";
+    resolution.message = "denied by user";
+    return resolution;
+  }
+  resolution.state = "allowed";
+  resolution.scope = answer == ApprovalAnswer::kConversation ? "conversation" : "once";
+  if (answer == ApprovalAnswer::kConversation) resolution.pattern = exact_pattern(target);
+  resolution.message = "allowed by user";
+  return resolution;
+}
+
+}  // namespace
+
 GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id,
                  const std::string& tool, const std::string& target, const Json& action_context,
-                 const std::string& unattended_policy) {
+                 const std::string& unattended_policy, const Approver& approver) {
   std::string root = frame_id.value_or("");
   std::string project = "default";
   if (auto scope = store.resolve_frame_scope(frame_id)) {
@@ -147,20 +196,22 @@ GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id
     return {false, "approval required but its durable request could not be recorded", std::nullopt};
   }
   const std::string& decision_id = created.value();
-  // No interactive channel exists yet: the unattended policy decides.
-  store::PermissionResolution resolution;
-  resolution.resolution_context = "unattended";
-  bool allow = unattended_policy == "allow";
-  if (allow) {
-    resolution.state = "allowed";
-    resolution.scope = "once";
-    resolution.message = "allowed by explicit unattended approval policy";
-  } else {
-    resolution.state = "denied";
-    resolution.message = "approval required but no interactive channel is attached";
-  }
+  ApprovalAnswer answer = ApprovalAnswer::kDeny;
+  if (approver) answer = approver(ApprovalRequest{decision_id, tool, target, root});
+  // A session-wide answer needs a conversation to scope its rule to; without
+  // one it is honoured for this call only.
+  if (answer == ApprovalAnswer::kConversation && root.empty()) answer = ApprovalAnswer::kOnce;
+  store::PermissionResolution resolution =
+      approver ? interactive_resolution(answer, target) : unattended_resolution(unattended_policy);
+  bool allow = resolution.state == "allowed";
   if (!store.resolve_permission_request(decision_id, resolution)) {
     return {false, "approval persistence failed closed", decision_id};
+  }
+  if (allow && answer == ApprovalAnswer::kConversation &&
+      !store.set_permission_rule("conversation", root, tool, *resolution.pattern, "allow")) {
+    // The call itself was approved and recorded; only the standing rule is
+    // missing, so the next call asks again rather than being refused.
+    return {true, {}, decision_id};
   }
   return {allow, allow ? std::string() : *resolution.message, decision_id};
 }

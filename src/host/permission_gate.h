@@ -1,8 +1,10 @@
 // The permission gate in front of gated host methods (spec host.md §4.1,
-// §4.4, §4.5): resolve the standing rules; "ask" with no interactive channel
-// resolves by the unattended policy, recorded as a durable request.
+// §4.4, §4.5): resolve the standing rules; "ask" goes to the interactive
+// approver when the embedder attached one, else resolves by the unattended
+// policy; either way it is recorded as a durable request.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -23,10 +25,33 @@ std::optional<std::string> gated_tool(const std::string& method);
 // The string the rule patterns are matched against (§4.1 table).
 std::string permission_target(const std::string& method, const nlohmann::json& decoded_args);
 
+// What a person answered to an approval prompt.
+enum class ApprovalAnswer {
+  kDeny,
+  kOnce,          // this call only
+  kConversation,  // this call, and a standing allow for the same target in the conversation
+};
+
+struct ApprovalRequest {
+  std::string decision_id;  // the durable request the answer resolves
+  std::string tool;
+  std::string target;
+  std::string frame_id;  // the conversation's root frame ("" without one)
+};
+
+// An interactive channel (a terminal prompt, a Jupyter stdin reply). It
+// blocks until answered; a channel that cannot ask answers kDeny.
+using Approver = std::function<ApprovalAnswer(const ApprovalRequest&)>;
+
+// The standing-rule pattern that matches exactly `target`: glob
+// metacharacters are bracketed so "ls *.csv" allows only itself.
+std::string exact_pattern(const std::string& target);
+
 // unattended_policy: "allow" resolves an ask with no interactive channel as
 // allowed; anything else denies (OPENAI4S_UNATTENDED_APPROVAL, lower-cased).
 GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id,
                  const std::string& tool, const std::string& target,
-                 const nlohmann::json& action_context, const std::string& unattended_policy);
+                 const nlohmann::json& action_context, const std::string& unattended_policy,
+                 const Approver& approver = {});
 
 }  // namespace o4s::host

@@ -508,23 +508,23 @@ def test_interactive_session_in_a_real_terminal(tmp_path):
     try:
         pane.start(["env", f"HOME={tmp_path}", sys.executable, "-m", "openai4s", "repl"])
         repl_pid = pane.program_pid()
-        pane.wait_for_text("In [1]: ")
+        pane.wait_for_text("In [1]:")
 
         pane.send("x = 41", "Enter")
-        pane.wait_for_text("In [2]: ")
+        pane.wait_for_text("In [2]:")
         pane.send("import time", "Enter")
-        pane.wait_for_text("In [3]: ")
+        pane.wait_for_text("In [3]:")
         kernel_processes = descendants(repl_pid)
         assert kernel_processes, "the kernel worker is not a descendant of the REPL"
 
         # Output streams while the cell runs: the first line shows before
         # the last is printed.
         pane.send("for i in range(3):", "Enter", "    print('tick', i); time.sleep(1)", "Enter")
-        pane.wait_for_text("   ...: ")
+        pane.wait_for_text("...:")
         pane.send("Enter")
         early = pane.wait_for_text("tick 0")
-        assert "tick 2" not in early and "In [4]: " not in early
-        pane.wait_for_text("In [4]: ")
+        assert "tick 2" not in early and "In [4]:" not in early
+        pane.wait_for_text("In [4]:")
 
         pane.send("time.sleep(30)", "Enter")
         # The line is echoed before the cell starts; give it a moment to run.
@@ -535,15 +535,16 @@ def test_interactive_session_in_a_real_terminal(tmp_path):
         pane.send("C-c")
         pane.wait_for_text("Interrupted", timeout=10)
         assert time.monotonic() - interrupted_at < 10
-        pane.wait_for_text("In [5]: ")
+        pane.wait_for_text("In [5]:")
 
         pane.send("x + 1", "Enter")
         pane.wait_for(lambda text: re.search(r"In \[5\]: x \+ 1\n42\n", text), "x + 1 == 42")
-        pane.wait_for_text("In [6]: ")
+        pane.wait_for_text("In [6]:")
 
         pane.send("%vars", "Enter")
         pane.wait_for(lambda text: re.search(r"\nx\s+int\s+41\n", text), "x in %vars")
-        pane.wait_for_text("In [7]: ")
+        # %vars is not a cell: the next prompt keeps the cell number.
+        pane.wait_for(lambda text: text.count("In [6]:") == 2, "a second In [6] prompt")
 
         pane.send("C-d")
         deadline = time.monotonic() + 15
@@ -559,3 +560,97 @@ def test_interactive_session_in_a_real_terminal(tmp_path):
         pane.kill_server()
         if repl_pid is not None and not gone(repl_pid, timeout=0):
             os.kill(repl_pid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(
+    shutil.which("tmux") is None or shutil.which("make") is None, reason="needs tmux and make"
+)
+def test_ctrl_c_under_make_leaves_make_with_status_zero(tmp_path):
+    # `make run` puts make in the terminal's foreground group with the REPL;
+    # make dies of a Ctrl-C once its child is done unless the key reaches the
+    # REPL alone.
+    makefile = tmp_path / "Makefile"
+    makefile.write_text(f"run:\n\t@{sys.executable} -m openai4s repl --cwd {tmp_path}\n")
+    pane = TmuxPane(tmp_path)
+    try:
+        pane.start(["env", f"HOME={tmp_path}", "make", "-s", "-f", str(makefile), "run"])
+        pane.wait_for_text("In [1]:")
+        pane.send("C-c")
+        pane.send("import time", "Enter")
+        pane.wait_for_text("In [2]:")
+        pane.send("time.sleep(30)", "Enter")
+        pane.wait_for_text("In [2]: time.sleep(30)")
+        time.sleep(0.5)
+        pane.send("C-c")
+        pane.wait_for_text("Interrupted", timeout=10)
+        pane.wait_for_text("In [3]:")
+        pane.send("C-d")
+        deadline = time.monotonic() + 15
+        while pane.exit_status() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pane.exit_status() == 0, pane.text()
+    finally:
+        pane.kill_server()
+
+
+def _paste(pane, text):
+    # -p: bracketed paste, as a terminal sends a paste when the program asked
+    # for it (prompt_toolkit does).
+    pane.tmux("set-buffer", "--", text)
+    pane.tmux("paste-buffer", "-p", "-t", "repl")
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+def test_editor_paste_shortcuts_approval_and_cell_numbers(tmp_path):
+    pane = TmuxPane(tmp_path)
+    try:
+        env = ["env", f"HOME={tmp_path}", "OPENAI4S_UNATTENDED_APPROVAL=allow"]
+        pane.start([*env, sys.executable, "-m", "openai4s", "repl", "--cwd", str(tmp_path)])
+        pane.wait_for_text("In [1]:")
+
+        # A pasted function with a blank line inside stays one cell.
+        _paste(pane, "def f():\n    a = 20\n\n    return a + 1\n")
+        pane.send("Enter")
+        pane.wait_for_text("In [2]:")
+        pane.send("print(f() * 2)", "Enter")
+        pane.wait_for(lambda text: "\n42\n" in text, "f() * 2")
+        pane.wait_for_text("In [3]:")
+
+        # The prompt number is the traceback's cell number.
+        pane.send("1 / 0", "Enter")
+        pane.wait_for_text("ZeroDivisionError")
+        assert "<kernel:3>" in pane.text()
+        pane.wait_for_text("In [4]:")
+
+        pane.send("!echo from-the-shell", "Enter")
+        pane.wait_for(lambda text: "\nfrom-the-shell\n" in text, "shell output")
+        pane.wait_for_text("In [5]:")
+        pane.send("%time sum(range(10))", "Enter")
+        pane.wait_for_text("Wall time:")
+        pane.wait_for_text("In [6]:")
+
+        # A host call that needs approval asks here even when an unattended
+        # policy is set: a person is present. "a" stands for the session.
+        pane.send("print(host.bash('echo approved')['stdout'].strip())", "Enter")
+        pane.wait_for_text("[y]es once / [a]lways this session / [N]o")
+        pane.send("a", "Enter")
+        pane.wait_for(lambda text: "\napproved\n" in text, "the approved command's output")
+        pane.wait_for_text("In [7]:")
+        pane.send("print(host.bash('echo approved')['stdout'].strip())", "Enter")
+        pane.wait_for(lambda text: text.count("\napproved\n") == 2, "the second run, unasked")
+        assert pane.text().count("[y]es once") == 1
+        pane.wait_for_text("In [8]:")
+        pane.send("host.bash('echo refused')", "Enter")
+        # (Keys typed before the question shows would go to the next prompt.)
+        pane.wait_for(lambda text: text.count("[y]es once") == 2, "the second approval prompt")
+        pane.send("n", "Enter")
+        pane.wait_for_text("denied by user")
+        pane.wait_for_text("In [9]:")
+
+        pane.send("C-d")
+        deadline = time.monotonic() + 15
+        while pane.exit_status() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pane.exit_status() == 0
+    finally:
+        pane.kill_server()

@@ -55,7 +55,36 @@ def build_parser():
         default="repl",
         help="kernel mode (default: %(default)s)",
     )
+    audit = commands.add_parser(
+        "audit",
+        help="list the recent host calls recorded in a store",
+        description=(
+            "List the newest host.* calls from the dispatcher's audit log "
+            "(<data dir>/openai4s.db): time, tool, the permission decision, "
+            "whether it succeeded, the frame and the argument preview."
+        ),
+    )
+    audit.add_argument(
+        "--data-dir",
+        default=None,
+        metavar="DIR",
+        help="the dispatcher's data directory (default: $OPENAI4S_DATA_DIR or ~/.openai4s)",
+    )
+    audit.add_argument("--limit", type=_positive, default=20, help="rows (default: 20)")
+    audit.add_argument("--frame", default=None, help="only calls made in this frame id")
+    audit.add_argument("--tool", default=None, help="only calls of this method, e.g. bash")
+    audit.add_argument("--json", action="store_true", help="one JSON object per line")
     return parser
+
+
+def _positive(value):
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"not a positive whole number: {value}")
+    return number
 
 
 def main(argv=None):
@@ -65,4 +94,14 @@ def main(argv=None):
         from openai4s.cli.repl import run_repl
 
         return run_repl(cwd=args.cwd or os.getcwd(), mode=args.mode)
+    if args.command == "audit":
+        from openai4s.cli.audit import run_audit
+
+        return run_audit(
+            args.data_dir,
+            limit=args.limit,
+            frame_id=args.frame,
+            method=args.tool,
+            as_json=args.json,
+        )
     raise AssertionError(f"unhandled command {args.command!r}")

@@ -104,3 +104,35 @@ class CellBuffer:
         source = self.source()
         self._lines = []
         return source
+
+
+def ready_to_run(text):
+    """Whether Enter at the end of the editor's whole `text` runs it (else
+    Enter starts a new line). The rules of CellBuffer, on a buffer that a
+    paste may have filled with many lines at once (blank lines pasted
+    inside a function are content: only Enter decides):
+
+    * one line: runs unless codeop says it is incomplete;
+    * a blank last line ends the cell, unless it sits inside a bracket or
+      string;
+    * an indented last line continues the block;
+    * otherwise the cell runs once it compiles or can never compile.
+    """
+    if not text.strip():
+        return True
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return completeness(text) != INCOMPLETE
+    last = lines[-1]
+    if not last.strip():
+        return not is_open(text)
+    if last[:1].isspace():
+        return False
+    return completeness(text) != INCOMPLETE
+
+
+def next_indent(line):
+    """The indentation a new line after `line` starts with: the same, one
+    level deeper after a line that opens a block."""
+    indent = line[: len(line) - len(line.lstrip())]
+    return indent + "    " if line.rstrip().endswith(":") else indent

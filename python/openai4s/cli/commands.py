@@ -15,18 +15,28 @@ _MAGICS = {"%vars": VARS, "%restart": RESTART, "%help": HELP}
 
 HELP_TEXT = """\
 Cells run in a persistent Python kernel; variables survive between cells.
+The prompt number is the cell number tracebacks show (<kernel:N>).
 
-  %vars      list the kernel's variables (name, type, size, value)
-  %restart   replace the kernel with a fresh one (all variables are lost)
-  %help      show this help
-  %exit      leave (also: exit, quit, exit(), quit(), Ctrl-D)
+  %vars        list the kernel's variables (name, type, size, value)
+  %restart     replace the kernel with a fresh one (all variables are lost)
+  %time stmt   run stmt as a cell and print its CPU and wall time
+  %timeit stmt time stmt in the kernel (best of 5 runs)
+  !cmd         run cmd with the shell in the kernel's directory
+  obj? obj??   describe obj (its signature and docstring); runs no code
+  %help        show this help
+  %exit        leave (also: exit, quit, exit(), quit(), Ctrl-D)
+
+host.* calls reach the host; one that needs approval asks here:
+[y]es once / [a]lways this session (this exact target) / [N]o.
 
 Keys:
-  Enter      runs a complete statement; a block (a line ending in ':')
-             continues on '...:' until a blank line, an open bracket or
-             string until it closes
-  Ctrl-C     at the prompt: discard the line; while a cell runs: interrupt it
-             (press three times to kill a kernel that does not respond)
+  Enter      runs the cell when it is complete; inside a block (a line
+             ending in ':') or an open bracket or string it starts a new
+             line, and a blank line ends the block; pasted text never runs
+             by itself
+  Tab        indents at the start of a line, completes elsewhere
+  Ctrl-C     at the prompt: discard the cell; while a cell runs: interrupt
+             it (press three times to kill a kernel that does not respond)
   Ctrl-D     leave
 """
 

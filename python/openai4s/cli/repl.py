@@ -1,19 +1,25 @@
 """`python -m openai4s repl`: a terminal session on one kernel.
 
-A terminal gets prompts, history and Ctrl-C handling; anything else (a pipe,
-a file) is read as a script of cells, run without prompts, and the exit
-status says whether every cell succeeded.
+A terminal gets a multi-line editor (prompt_toolkit), history, completion
+and Ctrl-C handling; anything else (a pipe, a file) is read as a script of
+cells, run without prompts, and the exit status says whether every cell
+succeeded. Cells reach the host through a real dispatcher (`host.*`); a call
+whose permission is "ask" is put to the person at the terminal.
 """
 
+import os
 import signal
 import sys
+import time
 
 from openai4s import __version__
-from openai4s.cli import commands
+from openai4s.cli import commands, magics
 from openai4s.cli.cells import CellBuffer
-from openai4s.cli.history import History
+from openai4s.cli.displays import DisplayWriter
+from openai4s.cli.prompt_broker import PromptBroker
 from openai4s.cli.render import Console, format_error, format_usage
 from openai4s.cli.runner import KILL_AFTER_PRESSES, CellFailed, run_cell
+from openai4s.cli.terminal_group import terminal_foreground
 from openai4s.cli.variables import format_variables
 
 #: Exit status after the user stopped a script with Ctrl-C (128 + SIGINT).
@@ -25,11 +31,18 @@ class KernelLost(Exception):
 
 
 class Session:
-    """One kernel, the input buffer and the bookkeeping between cells."""
+    """One kernel, the input buffer and the bookkeeping between cells.
 
-    def __init__(self, kernel, console):
+    `count` is the number the kernel will give the next cell (its traceback
+    says `<kernel:N>`): it grows only when a cell is sent, and starts again at
+    1 with a fresh worker.
+    """
+
+    def __init__(self, kernel, console, broker=None):
         self.kernel = kernel
         self.console = console
+        self.broker = broker or PromptBroker(console, console.interactive)
+        self.displays = DisplayWriter(kernel.cwd or os.getcwd(), console)
         self.buffer = CellBuffer()
         self.count = 1
         self.failed = False
@@ -47,14 +60,33 @@ class Session:
             try:
                 command = commands.classify(line)
             except commands.UnknownMagic as exc:
-                self.failed = True
-                self.console.message(f"{exc}\n")
-                return True
+                if magics.translate(line) is None:
+                    self.failed = True
+                    self.console.message(f"{exc}\n")
+                    return True
+                command = None
             if command is not None:
                 return self._command(command)
         source = self.buffer.push(line)
         if source is not None:
             self.run(source)
+        return True
+
+    def feed_cell(self, text):
+        """Take one whole cell from the editor; returns False to end."""
+        if not text.strip():
+            return True
+        try:
+            command = commands.classify(text)
+        except commands.UnknownMagic as exc:
+            if magics.translate(text) is None:
+                self.failed = True
+                self.console.message(f"{exc}\n")
+                return True
+            command = None
+        if command is not None:
+            return self._command(command)
+        self.run(text)
         return True
 
     def finish(self):
@@ -65,6 +97,18 @@ class Session:
             self.run(source)
 
     def run(self, source):
+        shortcut = magics.translate(source)
+        if shortcut is not None and shortcut.kind == "inspect":
+            self._inspect(shortcut)
+            return
+        code = source if shortcut is None else shortcut.code
+        started = time.monotonic()
+        result = self._execute(code)
+        if result is not None and shortcut is not None and shortcut.kind == "time":
+            wall = time.monotonic() - started
+            self.console.message(magics.format_time(result.get("usage"), wall))
+
+    def _execute(self, code):
         self.count += 1
         streamed = []
 
@@ -72,14 +116,41 @@ class Session:
             streamed.append(text)
             self.console.chunk(text)
 
+        result = None
         try:
-            result = run_cell(self.kernel, source, on_chunk, self._on_ctrl_c)
+            result = run_cell(
+                self.kernel, code, on_chunk, self._on_ctrl_c, self.broker, **self._options()
+            )
         except CellFailed as failure:
             self.failed = True
             self.console.message(f"kernel error: {failure.__cause__}\n")
         else:
             self._report(result, streamed)
         self._revive_if_dead()
+        return result
+
+    def _options(self):
+        # input() in a cell is answered at this terminal, and displays are
+        # saved or printed, when the kernel offers those channels.
+        options = {}
+        if _accepts(self.kernel.execute, "on_input"):
+            options["on_input"] = self.broker.read_input
+        if _accepts(self.kernel.execute, "on_display"):
+            options["on_display"] = self.displays
+        return options
+
+    def _inspect(self, shortcut):
+        inspect = getattr(self.kernel, "inspect", None)
+        if inspect is None:
+            self.console.message("obj? needs a kernel with inspect()\n")
+            return
+        try:
+            reply = inspect(shortcut.code, len(shortcut.code), detail_level=shortcut.detail_level)
+        except Exception as exc:
+            self.console.message(f"{shortcut.code}?: {exc}\n")
+            return
+        text = (reply.get("data") or {}).get("text/plain") if reply.get("found") else None
+        self.console.info((text or f"Object `{shortcut.code}` not found.") + "\n")
 
     def _report(self, result, streamed):
         if not streamed:
@@ -116,9 +187,9 @@ class Session:
             self.kernel.restart()
         except Exception as exc:
             raise KernelLost(f"openai4s: the kernel could not be restarted: {exc}\n") from exc
+        self.count = 1
 
     def _command(self, command):
-        self.count += 1
         if command == commands.EXIT:
             return False
         if command == commands.HELP:
@@ -140,31 +211,36 @@ class Session:
         self.console.info(format_variables(response))
 
 
-def _interactive(session, history):
+def _accepts(function, name):
+    import inspect
+
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in parameters
+
+
+def _interactive(session):
+    from openai4s.cli.line_editor import LineEditor
+
     console = session.console
-    history.start()
+    editor = LineEditor(lambda: session.kernel)
     console.info(f"openai4s {__version__} kernel. %help for help, Ctrl-D to leave.\n")
     while True:
         console.fresh_line()
         try:
-            line = input(session.prompt())
+            text = editor.read(session.prompt())
         except EOFError:
-            console.cursor_moved()
             break
         except KeyboardInterrupt:
-            # Ctrl-C at a prompt discards what was typed, as in Python.
-            console.cursor_moved()
-            session.buffer.reset()
-            continue
+            continue  # Ctrl-C at a prompt discards what was typed
         try:
-            # A bracketed paste can hand us several lines at once.
-            if not all(session.feed(part) for part in line.split("\n")):
+            if not session.feed_cell(text):
                 break
         except KeyboardInterrupt:
             console.message("KeyboardInterrupt\n")
-            session.buffer.reset()
     console.fresh_line()
-    history.save()
     return 0
 
 
@@ -193,23 +269,44 @@ def _shutdown(kernel):
     kernel.shutdown()
 
 
+def _dispatcher(cwd, broker, console):
+    """The session's host dispatcher (store in the data directory, one frame
+    per session), or None with a message when it cannot be had: the REPL
+    still runs cells, only `host.*` is unavailable."""
+    try:
+        from openai4s.host_dispatch import build_dispatcher
+
+        dispatcher = build_dispatcher(workspace=cwd)
+        dispatcher.frame_id = dispatcher.store.new_frame(kind="turn", name=f"repl {cwd}")
+    except Exception as exc:
+        console.message(f"openai4s: host.* is unavailable in this session: {exc}\n")
+        return None
+    if broker.interactive:
+        # A person is there to ask; a script run is decided by the
+        # unattended policy (OPENAI4S_UNATTENDED_APPROVAL) instead.
+        dispatcher.approver = broker.approve
+    return dispatcher
+
+
 def run_repl(cwd, mode="repl"):
     """Run a session on a new kernel; returns the process exit status."""
     interactive = sys.stdin.isatty()
     console = Console(sys.stdout, sys.stderr, interactive)
+    broker = PromptBroker(console, interactive)
     try:
         from openai4s.kernel import Kernel
 
-        kernel = Kernel(cwd=cwd, mode=mode)
+        kernel = Kernel(dispatcher=_dispatcher(cwd, broker, console), cwd=cwd, mode=mode)
     except KeyboardInterrupt:
         return _STATUS_INTERRUPTED
     except Exception as exc:
         console.message(f"openai4s: could not start the kernel: {exc}\n")
         return 1
-    session = Session(kernel, console)
+    session = Session(kernel, console, broker)
     try:
         if interactive:
-            return _interactive(session, History())
+            with terminal_foreground(sys.stdin):
+                return _interactive(session)
         return _script(session, sys.stdin)
     except KernelLost as exc:
         console.message(str(exc))

@@ -26,36 +26,39 @@ class CellFailed(Exception):
     """`Kernel.execute` raised instead of answering (e.g. the worker died)."""
 
 
-def run_cell(kernel, code, on_chunk, on_ctrl_c=None):
+def run_cell(kernel, code, on_chunk, on_ctrl_c=None, broker=None, **options):
     """Execute `code` on `kernel`, streaming stdout to `on_chunk`.
 
     Returns the response dict, or raises CellFailed with the exception
     `execute` raised. `on_ctrl_c(presses, delivery)` is told about each
     Ctrl-C (`delivery` is what `interrupt()` returned, None when the kernel
-    was killed instead).
+    was killed instead). `broker` (a PromptBroker) gets its questions asked
+    on this thread while the cell runs; `options` go to `execute`.
     """
     outcome = {}
     done = threading.Event()
 
     def target():
         try:
-            outcome["result"] = kernel.execute(code, on_chunk=on_chunk)
+            outcome["result"] = kernel.execute(code, on_chunk=on_chunk, **options)
         except BaseException as exc:  # reported on the main thread
             outcome["exception"] = exc
         finally:
             done.set()
 
     threading.Thread(target=target, name="openai4s-cell", daemon=True).start()
-    _wait_forwarding_ctrl_c(done, kernel, on_ctrl_c)
+    _wait_forwarding_ctrl_c(done, kernel, on_ctrl_c, broker)
     if "exception" in outcome:
         raise CellFailed(outcome["exception"]) from outcome["exception"]
     return outcome["result"]
 
 
-def _wait_forwarding_ctrl_c(done, kernel, on_ctrl_c):
+def _wait_forwarding_ctrl_c(done, kernel, on_ctrl_c, broker=None):
     presses = 0
     while not done.is_set():
         try:
+            if broker is not None:
+                broker.serve()
             done.wait(_WAIT_SLICE_S)
         except KeyboardInterrupt:
             presses += 1

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "host/permission_gate.h"
+
 namespace o4s::host {
 namespace {
 
@@ -227,6 +229,24 @@ TEST(PatternMatchesTest, PathologicalPatternsStayFast) {
   for (int i = 0; i < 200; ++i) pattern += "*a";
   pattern += "b";
   EXPECT_FALSE(pattern_matches(pattern, target));
+}
+
+}  // namespace
+}  // namespace o4s::host
+
+namespace o4s::host {
+namespace {
+
+// An "always this session" answer stores the target as a pattern; a target
+// holding glob characters must allow itself and nothing broader.
+TEST(ExactPatternTest, MatchesOnlyTheTargetItself) {
+  for (std::string target : {"ls *.csv", "rm file?.txt", "cat [ab].log", "echo plain"}) {
+    EXPECT_TRUE(pattern_matches(exact_pattern(target), target)) << target;
+  }
+  EXPECT_FALSE(pattern_matches(exact_pattern("ls *.csv"), "ls secrets.csv"));
+  EXPECT_FALSE(pattern_matches(exact_pattern("rm file?.txt"), "rm fileX.txt"));
+  EXPECT_FALSE(pattern_matches(exact_pattern("cat [ab].log"), "cat a.log"));
+  EXPECT_EQ(exact_pattern("a*b"), "a[*]b");
 }
 
 }  // namespace

@@ -1,0 +1,93 @@
+"""Questions a running cell needs a person to answer, asked on the main
+thread.
+
+A cell runs on its own thread (see runner.py) while the main thread waits
+and turns Ctrl-C into interrupts. When the cell needs the terminal (a host
+call whose permission is "ask", or `input()` in the cell), its thread posts
+a Question here and blocks; the main thread, between its wait slices, asks
+it at the terminal and posts the answer back. So only one thread ever reads
+the terminal, and Ctrl-C at such a prompt answers the question ("no", or an
+interrupted `input()`) instead of racing the interrupt machinery.
+"""
+
+import getpass
+import queue
+import threading
+from dataclasses import dataclass, field
+
+APPROVAL = "approval"
+INPUT = "input"
+
+
+@dataclass
+class Question:
+    kind: str  # APPROVAL or INPUT
+    text: str
+    password: bool = False
+    answered: threading.Event = field(default_factory=threading.Event)
+    answer: object = None
+    error: BaseException = None
+
+
+class PromptBroker:
+    def __init__(self, console, interactive):
+        self.console = console
+        self.interactive = interactive
+        self._pending = queue.SimpleQueue()
+
+    # -- the cell's thread ---------------------------------------------------
+
+    def approve(self, request):
+        """A dispatcher approver: "once", "conversation" or "deny"."""
+        text = (
+            f"The cell asks to use host tool '{request.get('tool')}' on:\n"
+            f"    {request.get('target')}\n"
+            "Allow? [y]es once / [a]lways this session / [N]o: "
+        )
+        return self._ask(Question(APPROVAL, text))
+
+    def read_input(self, prompt, password=False):
+        """An execute(on_input=...) callback: the line typed, without its
+        newline. Raises EOFError/KeyboardInterrupt as input() would."""
+        if not self.interactive:
+            raise EOFError("input(): the REPL is reading a script, not a terminal")
+        return self._ask(Question(INPUT, prompt, password))
+
+    def _ask(self, question):
+        self._pending.put(question)
+        question.answered.wait()
+        if question.error is not None:
+            raise question.error
+        return question.answer
+
+    # -- the main thread -----------------------------------------------------
+
+    def serve(self):
+        """Ask every pending question; called by the main thread."""
+        while True:
+            try:
+                question = self._pending.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                question.answer = self._ask_terminal(question)
+            except (KeyboardInterrupt, EOFError) as exc:
+                self.console.cursor_moved()
+                if question.kind == APPROVAL:
+                    question.answer = "deny"
+                else:
+                    question.error = exc
+            finally:
+                question.answered.set()
+
+    def _ask_terminal(self, question):
+        self.console.fresh_line()
+        if question.kind == INPUT:
+            reader = getpass.getpass if question.password else input
+            return reader(question.text)
+        reply = input(question.text).strip().lower()
+        if reply in ("y", "yes"):
+            return "once"
+        if reply in ("a", "always"):
+            return "conversation"
+        return "deny"
