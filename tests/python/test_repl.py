@@ -654,3 +654,57 @@ def test_editor_paste_shortcuts_approval_and_cell_numbers(tmp_path):
         assert pane.exit_status() == 0
     finally:
         pane.kill_server()
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+def test_tab_completion_help_input_and_figures_in_a_terminal(tmp_path):
+    pane = TmuxPane(tmp_path)
+    try:
+        pane.start(
+            [
+                "env",
+                f"HOME={tmp_path}",
+                sys.executable,
+                "-m",
+                "openai4s",
+                "repl",
+                "--cwd",
+                str(tmp_path),
+            ]
+        )
+        pane.wait_for_text("In [1]:")
+        pane.send("distinctive_variable_name = 7", "Enter")
+        pane.wait_for_text("In [2]:")
+        # Tab completes through the kernel's complete request.
+        pane.send("print(distinctive_var", "Tab")
+        pane.wait_for_text("print(distinctive_variable_name")
+        pane.send(")", "Enter")
+        pane.wait_for(lambda text: "\n7\n" in text, "the completed name's value")
+        pane.wait_for_text("In [3]:")
+
+        pane.send("def documented():", "Enter", '"""Says what it is for."""', "Enter", "Enter")
+        pane.wait_for_text("In [4]:")
+        pane.send("documented?", "Enter")
+        pane.wait_for_text("Says what it is for.")
+
+        # input() in a cell is answered at this terminal.
+        pane.send("answer = input('your name? ')", "Enter")
+        pane.wait_for_text("your name?")
+        pane.send("Ada", "Enter")
+        pane.wait_for_text("In [5]:")
+        pane.send("print('hello', answer)", "Enter")
+        pane.wait_for_text("hello Ada")
+        pane.wait_for_text("In [6]:")
+
+        # A figure is saved under the workspace and its path printed.
+        pane.send("import matplotlib.pyplot as plt; plt.plot([1, 2, 3]); plt.show()", "Enter")
+        pane.wait_for_text("[figure: ", timeout=60)
+        figures = list((tmp_path / ".openai4s" / "figures").glob("*.png"))
+        assert figures and figures[0].read_bytes().startswith(b"\x89PNG")
+        pane.send("C-d")
+        deadline = time.monotonic() + 15
+        while pane.exit_status() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pane.exit_status() == 0
+    finally:
+        pane.kill_server()
