@@ -53,6 +53,11 @@ _sigint_delivered = [False]
 #: Python-level SIGINT handler runs, counted so the interrupt relay can tell
 #: a signal that was acted on from one that fell into a blocking call's gap.
 _sigint_handled = [0]
+#: Which arming of the handler is live (a new number per Cell), None while
+#: disarmed: the interrupt relay re-sends a signal only to the Cell it saw
+#: armed, never to a later one.
+_armed_cell = [None]
+_arm_count = [0]
 _MAIN_THREAD_IDENT = threading.main_thread().ident
 _LINECACHE_CELLS = 128
 _UNAVAILABLE = object()
@@ -96,6 +101,7 @@ def _set_sigint(handler):
 
 
 def _disarm_sigint():
+    _armed_cell[0] = None
     try:
         _set_sigint(_sigint_swallow)
     except (ValueError, OSError):
@@ -141,6 +147,8 @@ def _arm_sigint():
         except Exception:
             pass
         return False
+    _arm_count[0] += 1
+    _armed_cell[0] = _arm_count[0]
     return True
 
 
@@ -567,7 +575,7 @@ def main():
     try:
         from openai4s.kernel.interrupt_relay import InterruptRelay
 
-        InterruptRelay(lambda: _sigint_handled[0])
+        InterruptRelay(lambda: _sigint_handled[0], lambda: _armed_cell[0])
     except Exception as exc:  # interrupts still work, minus the gap fix
         _log(f"interrupt relay unavailable: {exc}")
     session = None
