@@ -26,12 +26,13 @@ if __name__ == "__main__":
     sys.exit(_worker.main())
 
 import _signal
+import ast
 import builtins
 import json
 import signal
 import threading
 
-from openai4s.kernel import channel, inspector, protocol
+from openai4s.kernel import channel, displayhook, inspector, protocol
 from openai4s.kernel.capture import BoundedBuffer, StreamingStdout, cap_text
 from openai4s.kernel.files_read import ReadObserver, _workspace_relative_read_path
 from openai4s.kernel.guards import CellGuards
@@ -377,21 +378,14 @@ class _Session:
     def _execute(self, code, tag, saved):
         try:
             try:
-                try:
-                    compiled = compile(code, tag, "eval", dont_inherit=True)
-                    echo = True
-                except SyntaxError:
-                    compiled = compile(code, tag, "exec", dont_inherit=True)
-                    echo = False
+                statements, shown = _compile_cell(code, tag)
                 _in_user_code[0] = True
                 _raise_if_sigint_pending()
-                if echo:
-                    value = eval(compiled, self.namespace)
-                    if value is not None:
-                        # Still user code: a slow __repr__ stays interruptible.
-                        print(repr(value))
-                else:
-                    exec(compiled, self.namespace)
+                if statements is not None:
+                    exec(statements, self.namespace)
+                if shown is not None:
+                    # Still user code: a slow __repr__ stays interruptible.
+                    displayhook.show_result(eval(shown, self.namespace))
             finally:
                 _in_user_code[0] = False
         finally:
@@ -505,6 +499,25 @@ class _Session:
                 self._provenance.set_cell_id(cell_id)
             except Exception:
                 pass
+
+
+def _compile_cell(code, tag):
+    """``(statements, shown)``: code objects to exec, then to evaluate and
+    show (IPython's rule: a last expression not ended by ``;``); either may
+    be None. A SyntaxError is raised here, outside any ``except`` block, so
+    its report carries no chained exception."""
+    tree = compile(code, tag, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    body, last = displayhook.split_last_expression(tree, code)
+    if last is None:
+        # From the source, not the tree: converting a large tree back costs
+        # more than parsing again.
+        return compile(code, tag, "exec", dont_inherit=True), None
+    if not body.body:
+        return None, compile(code, tag, "eval", dont_inherit=True)
+    return (
+        compile(body, tag, "exec", dont_inherit=True),
+        compile(last, tag, "eval", dont_inherit=True),
+    )
 
 
 def _response_line(response):
