@@ -231,8 +231,10 @@ _INVALID_JSON_RESPONSE = {
 class _Session:
     """One worker's namespace and the per-Cell machinery around it."""
 
-    def __init__(self, mode, observer, sidecars):
+    def __init__(self, mode, observer, sidecars, native=None):
         self.mode = mode
+        #: fd 1/2 capture (native_output.py), None where it could not start.
+        self.native = native
         self.namespace = {"__name__": "__openai4s__", "__builtins__": builtins}
         self.observer = observer
         self.sidecars = sidecars
@@ -343,10 +345,17 @@ class _Session:
         root = self.observer.root
         stdout_spill = SpillFile(root, cell_id, "stdout", _sigint_held)
         self._last_stdout = None
-        stdout = StreamingStdout(cell_id, _emit_line, stdout_spill, stream=self._cell_seq)
-        stderr = BoundedBuffer(spill=SpillFile(root, cell_id, "stderr", _sigint_held))
+        native = self.native
+        drain = None if native is None else native.drain
+        stdout = StreamingStdout(
+            cell_id, _emit_line, stdout_spill, stream=self._cell_seq, fd=1, before_write=drain
+        )
+        stderr_spill = SpillFile(root, cell_id, "stderr", _sigint_held)
+        stderr = BoundedBuffer(spill=stderr_spill, fd=2, before_write=drain)
         saved = (sys.stdout, sys.stderr)
         sys.stdout, sys.stderr = stdout, stderr
+        if native is not None:
+            native.begin(stdout, stderr)
         guards = CellGuards()
         guards.before_cell()
         clock = CellClock()
@@ -358,6 +367,8 @@ class _Session:
             self._execute(code, tag, saved)
         except BaseException as exc:
             failure = exc
+        if native is not None:
+            native.end()
         usage = clock.stop()
         stdout.end_spill()
         stderr.end_spill()
@@ -591,18 +602,44 @@ def main():
         InterruptRelay(lambda: _sigint_handled[0], lambda: _armed_cell[0])
     except Exception as exc:  # interrupts still work, minus the gap fix
         _log(f"interrupt relay unavailable: {exc}")
+    native = _start_native_output()
     session = None
     installed = _handshake(lambda: (session.cell_id, session.origin) if session else (None, None))
     if installed is None:
         return 0
     # Captured once: a Cell editing os.environ cannot change request handling.
     mode = os.environ.get("OPENAI4S_KERNEL_MODE", "repl")
-    session = _Session(mode, *installed)
+    session = _Session(mode, *installed, native=native)
     try:
         session.serve()
     except BrokenPipeError:
         return 0
     return _leave()
+
+
+def _start_native_output():
+    """fd 1/2 capture for Cells, and faulthandler on the worker's own
+    stderr, so a crash inside a Cell still reaches the host's tail."""
+    try:
+        from openai4s.kernel.native_output import NativeOutput
+
+        native = NativeOutput()
+    except Exception as exc:
+        _log(f"native output capture unavailable: {exc}")
+        return None
+    try:
+        from openai4s.kernel import audit
+
+        audit.native_output_listeners.append(native.expect)
+    except Exception:
+        pass
+    try:
+        import faulthandler
+
+        faulthandler.enable(file=native.diagnostics_fd, all_threads=True)
+    except Exception:
+        pass
+    return native
 
 
 def _leave():
