@@ -86,6 +86,8 @@ def test_a_crash_in_a_cell_is_reported_with_its_last_words(kernel):
         kernel.execute("import ctypes\nctypes.string_at(0)")
     assert "Segmentation fault" in str(caught.value)
     assert "call restart()" in str(caught.value)
+    # The crash report (faulthandler on the worker's own stderr) is also kept.
+    assert any("Segmentation fault" in line for line in kernel.worker_log_tail)
     with pytest.raises(KernelNotAliveError, match="not alive.*call restart()"):
         kernel.execute("1")
     kernel.restart()
