@@ -19,15 +19,30 @@ def show_result(value) -> None:
 
 def split_last_expression(tree: ast.Module, code: str):
     """``(body, expression)`` of a parsed Cell: the statements to exec and
-    the trailing expression to show, or ``(tree, None)`` when there is none
-    or a trailing semicolon suppresses it."""
+    the trailing expression to show, or ``(tree, None)`` when there is none,
+    a trailing semicolon suppresses it, or it is a ``.write(...)``-style call
+    (whose count of characters written nobody asked to see)."""
     if not tree.body or not isinstance(tree.body[-1], ast.Expr):
         return tree, None
     last = tree.body[-1]
-    if _followed_by_semicolon(code, last):
+    if _followed_by_semicolon(code, last) or _writes_output(last.value):
         return tree, None
     body = ast.Module(body=tree.body[:-1], type_ignores=tree.type_ignores)
     return body, ast.Expression(body=last.value)
+
+
+#: Methods whose result is only a count of what they wrote. A Cell that ends
+#: with one (``f.write(text)``, ``path.write_text(text)``) is not asking to
+#: see that number; the acceptance suite pins such a Cell's stdout.
+_WRITE_METHODS = frozenset({"write", "write_text", "write_bytes", "writelines"})
+
+
+def _writes_output(expression: ast.expr) -> bool:
+    return (
+        isinstance(expression, ast.Call)
+        and isinstance(expression.func, ast.Attribute)
+        and expression.func.attr in _WRITE_METHODS
+    )
 
 
 def _followed_by_semicolon(code: str, node: ast.stmt) -> bool:

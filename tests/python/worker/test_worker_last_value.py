@@ -33,6 +33,9 @@ def test_the_last_expression_is_shown(worker, code, stdout):
         "for i in range(3):\n    i\n",
         "y = 3",
         "def f():\n    return 1\n",
+        # A write's count of characters is not shown (the seed pins this).
+        "from pathlib import Path\nPath('w.txt').write_text('output')",
+        "import sys\nf = open('v.txt', 'w')\nf.write('abc')",
     ],
 )
 def test_nothing_is_shown_for_a_semicolon_none_or_a_statement(worker, code):
