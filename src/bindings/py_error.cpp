@@ -37,7 +37,8 @@ py::object exception_class(ErrorCode code) {
     case ErrorCode::kTypeError:
       return py::reinterpret_borrow<py::object>(PyExc_TypeError);
     case ErrorCode::kTimeout:
-      return errors_module().attr("KernelTimeoutError");
+      // Also the store's busy database: not a kernel error, so the builtin.
+      return py::reinterpret_borrow<py::object>(PyExc_TimeoutError);
     case ErrorCode::kNotAlive:
       return errors_module().attr("KernelNotAliveError");
     case ErrorCode::kWorkerExited:
