@@ -37,6 +37,9 @@ def _evaluate(target, row, summaries):
     if target.at_least:
         entry["met"] = value >= target.limit
         return entry
+    if target.at_most:
+        entry["met"] = value <= target.limit
+        return entry
     baseline = _median(summaries, target.vs_row, target.vs_system)
     if baseline:
         entry["ratio"] = value / baseline

@@ -4,6 +4,10 @@ to the cell's result. The attempt is clean when the result says it was
 interrupted, it came well before the sleep would have ended, and the
 namespace survived (a variable set before is still there).
 
+After each interrupt a cell that sleeps runs next: it must sleep in full.
+One cut short (reported interrupted, failed, or back early) means the
+interrupt leaked past the cell it was aimed at; its rate must be 0%.
+
 ipykernel may abort the next request outright (stop_on_error, racing the
 interrupted cell's reply); that is counted in its own row and the check is
 sent once more, so it does not read as a lost namespace."""
@@ -20,6 +24,8 @@ SYSTEMS = KERNEL_SYSTEMS + (SANDBOXED,)
 _SLEEP_S = 30
 # A result later than this means the interrupt did not cut the sleep short.
 _CUT_SHORT_S = 20.0
+#: The sleep of the cell that runs after each interrupt.
+_NEXT_SLEEP_S = 0.3
 
 
 def rows(profile):
@@ -37,6 +43,12 @@ def rows(profile):
             (Target(100.0, at_least=True),),
         ),
         Row("interrupt_next_aborted", "next cell aborted after interrupt", RATE),
+        Row(
+            "interrupt_next_sleep_cut",
+            "next sleeping cell cut short after interrupt",
+            RATE,
+            (Target(0.0, at_most=True),),
+        ),
     )
 
 
@@ -65,7 +77,7 @@ def _attempt(ctx, system):
         returned = time.perf_counter()
     except TimeoutError:
         ctx.discard(system)
-        return None, False, False
+        return None, False, False, False
     finally:
         interrupter.join()
     latency = returned - fired[0]
@@ -79,22 +91,39 @@ def _attempt(ctx, system):
         and check.error is None
         and check.stdout.strip() == "42"
     )
+    next_cut = False
+    if clean:
+        started = time.perf_counter()
+        sleeper = session.execute(f"time.sleep({_NEXT_SLEEP_S})\nprint('slept')")
+        slept = time.perf_counter() - started
+        next_cut = (
+            sleeper.aborted
+            or sleeper.interrupted
+            or sleeper.error is not None
+            or sleeper.stdout.strip() != "slept"
+            or slept < _NEXT_SLEEP_S
+        )
+        if next_cut:
+            ctx.log(f"  {system}: the cell after an interrupt was cut short: {sleeper}")
     if not clean:
         ctx.log(f"  {system}: unclean interrupt: {result}, then {check}")
         ctx.discard(system)
-    return latency, clean, aborted
+    return latency, clean, aborted, next_cut
 
 
 def measure(ctx, system):
-    latencies, clean, aborted = [], [], []
+    latencies, clean, aborted, cut = [], [], [], []
     for _ in range(ctx.profile.interrupts):
-        latency, ok, next_aborted = _attempt(ctx, system)
+        latency, ok, next_aborted, next_cut = _attempt(ctx, system)
         if latency is not None:
             latencies.append(latency)
         clean.append(1.0 if ok else 0.0)
         aborted.append(1.0 if next_aborted else 0.0)
+        if ok:
+            cut.append(1.0 if next_cut else 0.0)
     return {
         "interrupt_latency": latencies,
         "interrupt_clean": clean,
         "interrupt_next_aborted": aborted,
+        "interrupt_next_sleep_cut": cut,
     }

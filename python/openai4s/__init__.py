@@ -5,3 +5,13 @@ and must not pay for (or load) the C++ host core.
 """
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # The kernel's exception classes, e.g. `except openai4s.KernelDiedError`;
+    # resolved lazily from the leaf errors module (no host core is loaded).
+    from openai4s.kernel import errors
+
+    if name in errors.__all__:
+        return getattr(errors, name)
+    raise AttributeError(f"module 'openai4s' has no attribute {name!r}")

@@ -37,7 +37,16 @@ py::object exception_class(ErrorCode code) {
     case ErrorCode::kTypeError:
       return py::reinterpret_borrow<py::object>(PyExc_TypeError);
     case ErrorCode::kTimeout:
+      // Also the store's busy database: not a kernel error, so the builtin.
       return py::reinterpret_borrow<py::object>(PyExc_TimeoutError);
+    case ErrorCode::kNotAlive:
+      return errors_module().attr("KernelNotAliveError");
+    case ErrorCode::kWorkerExited:
+      return errors_module().attr("KernelDiedError");
+    case ErrorCode::kProtocol:
+      return errors_module().attr("KernelProtocolError");
+    case ErrorCode::kHandshake:
+      return errors_module().attr("KernelStartError");
     default:
       return py::reinterpret_borrow<py::object>(PyExc_RuntimeError);
   }

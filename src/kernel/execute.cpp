@@ -23,6 +23,14 @@ std::string valid_utf8(const std::string& bytes) {
       .get<std::string>();
 }
 
+// At most `bytes` bytes from the end of `text`, starting on a character.
+std::string utf8_suffix(const std::string& text, std::size_t bytes) {
+  if (text.size() <= bytes) return text;
+  std::size_t start = text.size() - bytes;
+  while (start < text.size() && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80) ++start;
+  return text.substr(start);
+}
+
 }  // namespace
 
 Error KernelManager::worker_died_error() {
@@ -39,7 +47,11 @@ Error KernelManager::worker_died_error() {
       tail = t->stderr_snapshot();
     }
     if (tail && !tail->text.empty()) {
-      message += ": " + valid_utf8(tail->text) + tail_suffix(*tail);
+      std::string last_words = valid_utf8(tail->text);
+      // Also kept with the worker's log: a crash report (faulthandler, a
+      // fatal error) stays readable after the caller dropped the exception.
+      remember_log("worker exited; its stderr ended with: " + utf8_suffix(last_words, 1500));
+      message += ": " + last_words + tail_suffix(*tail);
     } else if (auto code = t->exit_status()) {
       // Nothing on stderr (a SIGKILL, an OOM kill): say how it ended instead.
       message += *code < 0 ? " (killed by signal " + std::to_string(-*code) + ")"

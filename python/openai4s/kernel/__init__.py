@@ -1,10 +1,22 @@
 """The kernel: a long-lived worker interpreter driven over a JSON-lines pipe.
 
-`Kernel` and `KernelBusyError` are resolved lazily (PEP 562) so that the
+`Kernel` and the exception classes are resolved lazily (PEP 562) so that the
 worker, which imports modules of this package, never loads the host core.
 """
 
-__all__ = ["Kernel", "KernelBusyError", "KernelRestartFailed", "KernelInterruptUnavailable"]
+_ERRORS = (
+    "KernelError",
+    "KernelBusyError",
+    "KernelNotAliveError",
+    "KernelDiedError",
+    "KernelProtocolError",
+    "KernelStartError",
+    "KernelRestartFailed",
+    "KernelInterruptUnavailable",
+    "KernelTimeoutError",
+)
+
+__all__ = ["Kernel", *_ERRORS]
 
 
 def __getattr__(name):
@@ -12,7 +24,7 @@ def __getattr__(name):
         from openai4s.kernel.manager import Kernel
 
         return Kernel
-    if name in ("KernelBusyError", "KernelRestartFailed", "KernelInterruptUnavailable"):
+    if name in _ERRORS:
         from openai4s.kernel import errors
 
         return getattr(errors, name)

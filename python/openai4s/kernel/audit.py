@@ -46,6 +46,35 @@ def _on_chdir(args):
         listener(args)
 
 
+#: Called (without arguments) on events after which native code or a child
+#: process may write to fds 1/2; see native_output.NativeOutput.expect.
+native_output_listeners = []
+
+_NATIVE_OUTPUT_EVENTS = (
+    "subprocess.Popen",
+    "os.system",
+    "os.posix_spawn",
+    "os.spawn",
+    "os.fork",
+    "os.forkpty",
+    "ctypes.dlsym",
+    "ctypes.call_function",
+)
+
+
+def _on_native_output(args):
+    for listener in native_output_listeners:
+        listener()
+
+
+def _chained(first, second):
+    def both(args):
+        first(args)
+        second(args)
+
+    return both
+
+
 def install(observer, sidecars, environ=os.environ) -> None:
     """Register the hook; raises if the interpreter refuses it."""
     open_window = observer.open_window
@@ -55,9 +84,12 @@ def install(observer, sidecars, environ=os.environ) -> None:
         "openai4s.skill_sidecar_loaded": sidecars.on_sidecar_loaded,
         "openai4s.skill_sidecar_capture_started": sidecars.on_capture_started,
     }
+    for event in _NATIVE_OUTPUT_EVENTS:
+        handlers[event] = _on_native_output
+    handlers["ctypes.dlopen"] = _on_native_output
     roots = _dlopen_block_roots(environ)
     if roots:
-        handlers["ctypes.dlopen"] = _dlopen_guard(roots)
+        handlers["ctypes.dlopen"] = _chained(_dlopen_guard(roots), _on_native_output)
 
     def _openai4s_audit_hook(event, args):
         if event == "open":

@@ -6,6 +6,7 @@ completed by ``finish_spill()``, which the worker calls once the response
 is sent (see spill.py).
 """
 
+import codecs
 import io
 import os
 import threading
@@ -43,30 +44,86 @@ def spill_marker(path: str) -> str:
     return TRUNCATION_MARKER[:-1] + f"; full output in {path})"
 
 
+class BytesView(io.BufferedIOBase):
+    """``sys.stdout.buffer`` of a Cell: bytes written here are decoded
+    (UTF-8, invalid bytes replaced) and join the text stream in order."""
+
+    def __init__(self, text_stream) -> None:
+        super().__init__()
+        self._text = text_stream
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        if self.closed:
+            raise ValueError("I/O operation on closed file.")
+        data = bytes(memoryview(data))
+        text = self._decoder.decode(data)
+        if text:
+            self._text.write(text)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def fileno(self) -> int:
+        return self._text.fileno()
+
+
 class BoundedBuffer(io.StringIO):
     """A StringIO (Cell code may rely on that surface) that keeps the head.
 
     Memory is bounded at the producer: at most the cap plus the one string
     being handed in, however much a Cell prints.
+
+    ``fd`` is the descriptor that native writes to this stream use (the
+    Cell's fd 1 or 2), reported by ``fileno()`` so that libraries handing it
+    to a child or to faulthandler reach the same output. ``before_write`` is
+    called before each write (the worker's native-output drain, which keeps
+    a child's earlier output ahead of this text).
     """
 
     # Libraries consult sys.stdout.encoding; StringIO reports None.
     encoding = "utf-8"
 
-    def __init__(self, limit: int = MAX_OUTPUT_CHARS, spill=None) -> None:
+    def __init__(self, limit: int = MAX_OUTPUT_CHARS, spill=None, fd=None, before_write=None):
         super().__init__()
         self._limit = limit
         self._length = 0
         self._final = None
         self._spill = spill
+        self._fd = fd
+        self._before_write = before_write
+        self._bytes_view = None
         self.truncated = False
 
     def write(self, s):
         if not isinstance(s, str):
             raise TypeError(f"string argument expected, got {type(s).__name__!r}")
+        if self._before_write is not None:
+            self._before_write()
         self._retain(s)
         # Always the length handed in: a short count makes print() retry.
         return len(s)
+
+    def write_native(self, s: str) -> None:
+        """Text that arrived on this stream's descriptor (never drains)."""
+        self._retain(s)
+
+    def fileno(self) -> int:
+        if self._fd is None:
+            return super().fileno()  # io.UnsupportedOperation, as StringIO
+        return self._fd
+
+    @property
+    def buffer(self):
+        view = self._bytes_view
+        if view is None or view.closed:
+            # A library that wrapped and then dropped the view closed it.
+            view = self._bytes_view = BytesView(self)
+        return view
 
     def _retain(self, s: str) -> None:
         room = self._limit - self._length
@@ -138,8 +195,8 @@ class StreamingStdout(BoundedBuffer):
     forked child's, and notice one that went missing.
     """
 
-    def __init__(self, cell_id, write_line, spill=None, stream=0) -> None:
-        super().__init__(spill=spill)
+    def __init__(self, cell_id, write_line, spill=None, stream=0, fd=None, before_write=None):
+        super().__init__(spill=spill, fd=fd, before_write=before_write)
         # The frame is assembled here rather than serialised as a dict: a
         # loop of prints is one frame per write, and this is its whole cost.
         head = '{"type":"stdout_chunk","id":' + dumps(cell_id) + ',"stream":' + dumps(stream)
@@ -164,6 +221,8 @@ class StreamingStdout(BoundedBuffer):
             s = str.__str__(s)
         if not s:
             return 0
+        if self._before_write is not None:
+            self._before_write()
         if not self._writing.acquire(blocking=False):
             self._in_order = False
             self._retain(s)
@@ -178,6 +237,17 @@ class StreamingStdout(BoundedBuffer):
         finally:
             self._writing.release()
         return len(s)
+
+    def write_native(self, s: str) -> None:
+        # From the native-output pump: waits for a write in flight instead
+        # of declaring the stream out of order.
+        with self._writing:
+            try:
+                self._retain(s)
+                self._stream(s)
+            except BaseException:
+                self._in_order = False
+                raise
 
     def seek(self, *args):
         self._in_order = False

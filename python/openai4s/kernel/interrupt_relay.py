@@ -10,6 +10,19 @@ under load. The host sends exactly one signal per `interrupt()`, so the
 worker closes the gap itself: the handler's wakeup byte reaches this relay
 thread, which re-aims SIGINT at the main thread only while the handler has
 still not run and the main thread is asleep in the kernel.
+
+A re-sent signal must never outlive the interrupt it stands for, or it ends
+a later cell that nobody interrupted. Two facts keep it in its place:
+
+* The handler count is sampled *before* the relay waits for the byte, and
+  every byte already in the pipe at that moment is dropped. So "the count has
+  not moved" really means "no handler ran since this signal arrived" -- a
+  count read after the byte would miss a handler that ran first and re-send
+  for a signal already handled, and every re-sent signal would then re-send
+  itself.
+* Re-sending is tied to the cell that was armed when the byte was seen
+  (``armed_cell()``, None between cells and once a cell's one-shot handler
+  fired): a cell that ended, or an idle worker, never gets a re-sent signal.
 """
 
 import os
@@ -38,10 +51,15 @@ def _main_thread_sleeping(tid):
 
 
 class InterruptRelay:
-    """Started once on the main thread, after the SIGINT handler exists."""
+    """Started once on the main thread, after the SIGINT handler exists.
 
-    def __init__(self, handled_count):
+    ``handled_count()``: Python-level SIGINT handler runs so far.
+    ``armed_cell()``: a token of the cell whose handler is armed, else None.
+    """
+
+    def __init__(self, handled_count, armed_cell):
         self._handled_count = handled_count
+        self._armed_cell = armed_cell
         self._main_ident = threading.main_thread().ident
         self._main_tid = threading.main_thread().native_id
         self._read_fd, write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
@@ -58,31 +76,48 @@ class InterruptRelay:
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         sigint = signal.SIGINT.to_bytes(1, "little")
         while True:
+            # In this order: a byte that arrives after the drain was written
+            # after the sample, so its handler (if it runs) moves the count.
+            seen = self._handled_count()
+            if not self._drain():
+                return
             try:
                 select.select([self._read_fd], [], [])
                 data = os.read(self._read_fd, 256)
-            except InterruptedError:
+            except (InterruptedError, BlockingIOError):
                 continue
             except OSError:
                 return
             if sigint in data:
-                self._follow_up(self._handled_count())
+                cell = self._armed_cell()
+                if cell is not None:
+                    self._follow_up(seen, cell)
 
-    def _follow_up(self, seen):
+    def _follow_up(self, seen, cell):
         for delay in _RETRY_DELAYS:
             time.sleep(delay)
-            if self._handled_count() != seen:
+            # The /proc read releases the GIL; the checks and the kill that
+            # follow it do not, so the main thread cannot finish this cell
+            # and arm the next one in between.
+            sleeping = _main_thread_sleeping(self._main_tid)
+            if self._handled_count() != seen or self._armed_cell() != cell:
                 return
-            if not _main_thread_sleeping(self._main_tid):
+            if not sleeping:
                 continue
             try:
                 signal.pthread_kill(self._main_ident, signal.SIGINT)
             except (OSError, ValueError):
                 return
-            self._drain_own_wakeup()
 
-    def _drain_own_wakeup(self):
-        try:
-            os.read(self._read_fd, 256)
-        except OSError:
-            pass
+    def _drain(self):
+        """Drop what is in the pipe; False once the pipe is unusable."""
+        while True:
+            try:
+                if not os.read(self._read_fd, 4096):
+                    return False
+            except BlockingIOError:
+                return True
+            except InterruptedError:
+                continue
+            except OSError:
+                return False

@@ -19,9 +19,16 @@ from openai4s import _core
 from openai4s.kernel.environment import PACKAGE_SOURCE_ROOT
 from openai4s.kernel.errors import (  # noqa: F401  (re-exported)
     KernelBusyError,
+    KernelDiedError,
+    KernelError,
     KernelInterruptUnavailable,
+    KernelNotAliveError,
+    KernelProtocolError,
     KernelRestartFailed,
+    KernelStartError,
+    KernelTimeoutError,
 )
+from openai4s.kernel.cell_timeout import CellWatchdog, check_timeout
 from openai4s.kernel.sandbox_status import sandbox_for
 
 #: Seconds the worker has to answer the attestation handshake. Read at call
@@ -37,6 +44,30 @@ def _signal_worker_main_thread(pid, signum):
     if not sys.platform.startswith("linux"):
         return False
     return _core.signal_worker_main_thread(int(pid), int(signum))
+
+
+def _check_code(code):
+    if not isinstance(code, str):
+        raise TypeError(f"code must be a str, not {type(code).__name__}")
+    try:
+        code.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"code contains a lone surrogate (U+{ord(code[exc.start]):04X} at index "
+            f"{exc.start}), which cannot be sent as UTF-8; decode the text with "
+            "errors='replace' or remove the character"
+        ) from None
+
+
+def _check_cwd(cwd):
+    """A missing or non-directory workspace is named here, the same in every
+    sandbox mode, rather than surfacing as a sandbox or spawn failure."""
+    if cwd is None:
+        return
+    if not os.path.exists(cwd):
+        raise FileNotFoundError(f"kernel cwd {cwd!r} does not exist; create it or pass another")
+    if not os.path.isdir(cwd):
+        raise NotADirectoryError(f"kernel cwd {cwd!r} is not a directory; pass a directory")
 
 
 class InterruptDelivery(namedtuple("InterruptDelivery", "delivered target reason")):
@@ -66,6 +97,7 @@ class Kernel:
     ):
         self.dispatcher = dispatcher
         self.cwd = None if cwd is None else os.fspath(cwd)
+        _check_cwd(self.cwd)
         self.mode = mode
         self.python = python or sys.executable
         self.env_root = None if env_root is None else os.fspath(env_root)
@@ -131,15 +163,42 @@ class Kernel:
 
     # -- requests ------------------------------------------------------------
 
-    def execute(self, code, origin="agent", on_chunk=None, *, cell_id=None, action_context=None):
+    def execute(
+        self,
+        code,
+        origin="agent",
+        on_chunk=None,
+        *,
+        cell_id=None,
+        action_context=None,
+        timeout=None,
+    ):
         """Run one cell; returns the response dict (stdout, stderr, error,
         interrupted, trace, guards, files_read, usage, cwd, ...).
         `action_context` (else the one bound on this thread) attributes the
-        cell's host calls to an agent action in the audit log."""
+        cell's host calls to an agent action in the audit log. With
+        `timeout` (seconds) a cell still running then is interrupted (the
+        result has `timed_out: True`); one that ignores the interrupt is
+        killed with its worker (KernelTimeoutError; call restart())."""
+        _check_code(code)
+        check_timeout(timeout)
         if action_context is None:
-            return self._core.execute(str(code), str(origin), cell_id, on_chunk)
+            return self._execute(code, origin, on_chunk, cell_id, timeout)
         with self.bind_action_context(action_context):
-            return self._core.execute(str(code), str(origin), cell_id, on_chunk)
+            return self._execute(code, origin, on_chunk, cell_id, timeout)
+
+    def _execute(self, code, origin, on_chunk, cell_id, timeout):
+        if timeout is None:
+            return self._core.execute(code, str(origin), cell_id, on_chunk)
+        with CellWatchdog(self, timeout) as watchdog:
+            try:
+                response = self._core.execute(code, str(origin), cell_id, on_chunk)
+            except KernelNotAliveError as exc:
+                if watchdog.killed:
+                    raise KernelTimeoutError(watchdog.kill_message()) from exc
+                raise
+        watchdog.annotate(response)
+        return response
 
     @contextlib.contextmanager
     def bind_action_context(self, context):

@@ -26,12 +26,13 @@ if __name__ == "__main__":
     sys.exit(_worker.main())
 
 import _signal
+import ast
 import builtins
 import json
 import signal
 import threading
 
-from openai4s.kernel import channel, inspector, protocol
+from openai4s.kernel import channel, displayhook, inspector, protocol
 from openai4s.kernel.capture import BoundedBuffer, StreamingStdout, cap_text
 from openai4s.kernel.files_read import ReadObserver, _workspace_relative_read_path
 from openai4s.kernel.guards import CellGuards
@@ -53,6 +54,11 @@ _sigint_delivered = [False]
 #: Python-level SIGINT handler runs, counted so the interrupt relay can tell
 #: a signal that was acted on from one that fell into a blocking call's gap.
 _sigint_handled = [0]
+#: Which arming of the handler is live (a new number per Cell), None while
+#: disarmed: the interrupt relay re-sends a signal only to the Cell it saw
+#: armed, never to a later one.
+_armed_cell = [None]
+_arm_count = [0]
 _MAIN_THREAD_IDENT = threading.main_thread().ident
 _LINECACHE_CELLS = 128
 _UNAVAILABLE = object()
@@ -96,6 +102,7 @@ def _set_sigint(handler):
 
 
 def _disarm_sigint():
+    _armed_cell[0] = None
     try:
         _set_sigint(_sigint_swallow)
     except (ValueError, OSError):
@@ -141,6 +148,8 @@ def _arm_sigint():
         except Exception:
             pass
         return False
+    _arm_count[0] += 1
+    _armed_cell[0] = _arm_count[0]
     return True
 
 
@@ -222,8 +231,10 @@ _INVALID_JSON_RESPONSE = {
 class _Session:
     """One worker's namespace and the per-Cell machinery around it."""
 
-    def __init__(self, mode, observer, sidecars):
+    def __init__(self, mode, observer, sidecars, native=None):
         self.mode = mode
+        #: fd 1/2 capture (native_output.py), None where it could not start.
+        self.native = native
         self.namespace = {"__name__": "__openai4s__", "__builtins__": builtins}
         self.observer = observer
         self.sidecars = sidecars
@@ -334,10 +345,17 @@ class _Session:
         root = self.observer.root
         stdout_spill = SpillFile(root, cell_id, "stdout", _sigint_held)
         self._last_stdout = None
-        stdout = StreamingStdout(cell_id, _emit_line, stdout_spill, stream=self._cell_seq)
-        stderr = BoundedBuffer(spill=SpillFile(root, cell_id, "stderr", _sigint_held))
+        native = self.native
+        drain = None if native is None else native.drain
+        stdout = StreamingStdout(
+            cell_id, _emit_line, stdout_spill, stream=self._cell_seq, fd=1, before_write=drain
+        )
+        stderr_spill = SpillFile(root, cell_id, "stderr", _sigint_held)
+        stderr = BoundedBuffer(spill=stderr_spill, fd=2, before_write=drain)
         saved = (sys.stdout, sys.stderr)
         sys.stdout, sys.stderr = stdout, stderr
+        if native is not None:
+            native.begin(stdout, stderr)
         guards = CellGuards()
         guards.before_cell()
         clock = CellClock()
@@ -349,6 +367,8 @@ class _Session:
             self._execute(code, tag, saved)
         except BaseException as exc:
             failure = exc
+        if native is not None:
+            native.end()
         usage = clock.stop()
         stdout.end_spill()
         stderr.end_spill()
@@ -369,21 +389,14 @@ class _Session:
     def _execute(self, code, tag, saved):
         try:
             try:
-                try:
-                    compiled = compile(code, tag, "eval", dont_inherit=True)
-                    echo = True
-                except SyntaxError:
-                    compiled = compile(code, tag, "exec", dont_inherit=True)
-                    echo = False
+                statements, shown = _compile_cell(code, tag)
                 _in_user_code[0] = True
                 _raise_if_sigint_pending()
-                if echo:
-                    value = eval(compiled, self.namespace)
-                    if value is not None:
-                        # Still user code: a slow __repr__ stays interruptible.
-                        print(repr(value))
-                else:
-                    exec(compiled, self.namespace)
+                if statements is not None:
+                    exec(statements, self.namespace)
+                if shown is not None:
+                    # Still user code: a slow __repr__ stays interruptible.
+                    displayhook.show_result(eval(shown, self.namespace))
             finally:
                 _in_user_code[0] = False
         finally:
@@ -499,6 +512,25 @@ class _Session:
                 pass
 
 
+def _compile_cell(code, tag):
+    """``(statements, shown)``: code objects to exec, then to evaluate and
+    show (IPython's rule: a last expression not ended by ``;``); either may
+    be None. A SyntaxError is raised here, outside any ``except`` block, so
+    its report carries no chained exception."""
+    tree = compile(code, tag, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    body, last = displayhook.split_last_expression(tree, code)
+    if last is None:
+        # From the source, not the tree: converting a large tree back costs
+        # more than parsing again.
+        return compile(code, tag, "exec", dont_inherit=True), None
+    if not body.body:
+        return None, compile(code, tag, "eval", dont_inherit=True)
+    return (
+        compile(body, tag, "exec", dont_inherit=True),
+        compile(last, tag, "eval", dont_inherit=True),
+    )
+
+
 def _response_line(response):
     """The response's line; without its optional extras if they do not
     serialise. One response per execute is the host's contract: an
@@ -567,21 +599,47 @@ def main():
     try:
         from openai4s.kernel.interrupt_relay import InterruptRelay
 
-        InterruptRelay(lambda: _sigint_handled[0])
+        InterruptRelay(lambda: _sigint_handled[0], lambda: _armed_cell[0])
     except Exception as exc:  # interrupts still work, minus the gap fix
         _log(f"interrupt relay unavailable: {exc}")
+    native = _start_native_output()
     session = None
     installed = _handshake(lambda: (session.cell_id, session.origin) if session else (None, None))
     if installed is None:
         return 0
     # Captured once: a Cell editing os.environ cannot change request handling.
     mode = os.environ.get("OPENAI4S_KERNEL_MODE", "repl")
-    session = _Session(mode, *installed)
+    session = _Session(mode, *installed, native=native)
     try:
         session.serve()
     except BrokenPipeError:
         return 0
     return _leave()
+
+
+def _start_native_output():
+    """fd 1/2 capture for Cells, and faulthandler on the worker's own
+    stderr, so a crash inside a Cell still reaches the host's tail."""
+    try:
+        from openai4s.kernel.native_output import NativeOutput
+
+        native = NativeOutput()
+    except Exception as exc:
+        _log(f"native output capture unavailable: {exc}")
+        return None
+    try:
+        from openai4s.kernel import audit
+
+        audit.native_output_listeners.append(native.expect)
+    except Exception:
+        pass
+    try:
+        import faulthandler
+
+        faulthandler.enable(file=native.diagnostics_fd, all_threads=True)
+    except Exception:
+        pass
+    return native
 
 
 def _leave():

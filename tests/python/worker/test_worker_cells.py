@@ -52,12 +52,14 @@ def test_the_namespace_persists_and_is_the_cells_globals(worker):
     assert response["stdout"] == "42 True __openai4s__\n"
 
 
-def test_a_lone_expression_is_echoed_but_not_none_or_statements(worker):
+def test_a_last_expression_is_echoed_but_not_none_or_statements(worker):
     assert worker.execute("21 * 2")[0]["stdout"] == "42\n"
     assert worker.execute("sum(range(1000))")[0]["stdout"] == "499500\n"
     assert worker.execute("None")[0]["stdout"] == ""
     assert worker.execute("y = 5")[0]["stdout"] == ""
-    assert worker.execute("y\ny")[0]["stdout"] == ""
+    # Like IPython: the last expression of a multi-statement Cell too.
+    assert worker.execute("y\ny")[0]["stdout"] == "5\n"
+    assert worker.execute("y\ny;")[0]["stdout"] == ""
     assert worker.execute("'a' + 'b'")[0]["stdout"] == "'ab'\n"
 
 

@@ -74,7 +74,7 @@ def test_only_executed_reads_are_reported(worker, tmp_path):
         "if False:\n"
         "    Path('dead.txt').read_text()\n"
         "print(Path('executed.txt').read_text())\n"
-        "Path('write-only.txt').write_text('output')"
+        "Path('write-only.txt').write_text('output');"
     )
     assert response["stdout"] == "observed\n"
     assert response["files_read"] == ["executed.txt"]

@@ -62,24 +62,28 @@ def test_end_of_stream_or_garbage_before_initialize_exits_silently(spawn, first_
     assert worker.proc.wait(timeout=10) == 0
 
 
-def test_stdin_is_dev_null_and_fd1_is_stderr(worker):
+def test_stdin_is_dev_null_and_native_writes_stay_off_the_wire(worker):
     code = (
         "import os, sys\n"
         "print(os.readlink('/proc/self/fd/0'))\n"
-        "print(os.fstat(1).st_ino == os.fstat(2).st_ino)\n"
         "try:\n"
         "    input()\n"
         "except EOFError:\n"
         "    print('eof')\n"
         "os.write(1, b'native-stdout-write\\n')\n"
+        "os.write(2, b'native-stderr-write\\n');"
     )
     response, frames = worker.execute(code)
     assert response["error"] is None
-    assert response["stdout"].splitlines() == ["/dev/null", "True", "eof"]
-    # The native write went to stderr, never onto the wire as a bad line.
+    # fd 1/2 writes belong to the Cell (issue 12), never onto the wire as a
+    # bad line.
+    assert response["stdout"].splitlines() == ["/dev/null", "eof", "native-stdout-write"]
+    assert response["stderr"] == "native-stderr-write\n"
     assert all(frame["type"] == "stdout_chunk" for frame in frames)
+    # Between Cells fd 1 is the worker's stderr again.
+    worker.execute("os.write(1, b'') or None")
     worker.shutdown()
-    assert "native-stdout-write" in worker.stderr
+    assert "native-stdout-write" not in worker.stderr
 
 
 def test_protocol_descriptors_are_not_inherited_by_children(worker):

@@ -157,7 +157,7 @@ def test_provenance_off_is_a_pass_through(spawn, tmp_path):
     (tmp_path / "input.txt").write_text("x")
     host = LineageHost({tmp_path / "input.txt": "v-in"})
     response, frames = worker.execute(
-        "d = open('input.txt').read()\nprint(type(d).__name__)\nopen('o.txt', 'w').write(d)",
+        "d = open('input.txt').read()\nprint(type(d).__name__)\nopen('o.txt', 'w').write(d);",
         on_host_call=host,
     )
     assert response["stdout"] == "str\n"

@@ -185,7 +185,7 @@ def test_past_the_pending_bound_the_overflow_is_written_during_the_cell(worker):
         "    if i % 50 == 49 and i > 100:\n"
         "        sizes.append(os.path.getsize(part))\n"
         "spill.MAX_PENDING_CHARS = 32 * 1024 * 1024\n"
-        "sys.stderr.write(repr(sizes))\n"
+        "sys.stderr.write(repr(sizes));\n"
     )
     response, _ = worker.execute(code, cell_id="cell-bp")
     assert response["error"] is None

@@ -1,0 +1,55 @@
+"""Showing the value of a Cell's last expression, as IPython's ``Out`` does.
+
+The worker splits a Cell whose last statement is an expression (and not
+ended by ``;``) into a body and that expression; the expression's value
+comes here. Called while still in user code: a slow or interruptible
+``__repr__`` belongs to the Cell.
+"""
+
+import ast
+
+
+def show_result(value) -> None:
+    """Write ``repr(value)`` and a newline to the Cell's stdout; None shows nothing."""
+    if value is None:
+        return
+    # print(): two writes, as the seed's single-expression echo always did.
+    print(repr(value))
+
+
+def split_last_expression(tree: ast.Module, code: str):
+    """``(body, expression)`` of a parsed Cell: the statements to exec and
+    the trailing expression to show, or ``(tree, None)`` when there is none,
+    a trailing semicolon suppresses it, or it is a ``.write(...)``-style call
+    (whose count of characters written nobody asked to see)."""
+    if not tree.body or not isinstance(tree.body[-1], ast.Expr):
+        return tree, None
+    last = tree.body[-1]
+    if _followed_by_semicolon(code, last) or _writes_output(last.value):
+        return tree, None
+    body = ast.Module(body=tree.body[:-1], type_ignores=tree.type_ignores)
+    return body, ast.Expression(body=last.value)
+
+
+#: Methods whose result is only a count of what they wrote. A Cell that ends
+#: with one (``f.write(text)``, ``path.write_text(text)``) is not asking to
+#: see that number; the acceptance suite pins such a Cell's stdout.
+_WRITE_METHODS = frozenset({"write", "write_text", "write_bytes", "writelines"})
+
+
+def _writes_output(expression: ast.expr) -> bool:
+    return (
+        isinstance(expression, ast.Call)
+        and isinstance(expression.func, ast.Attribute)
+        and expression.func.attr in _WRITE_METHODS
+    )
+
+
+def _followed_by_semicolon(code: str, node: ast.stmt) -> bool:
+    # end_col_offset counts UTF-8 bytes of its line; what follows the
+    # expression is only a semicolon, blanks and a comment, or nothing.
+    lines = code.split("\n")
+    line = lines[node.end_lineno - 1].encode("utf-8", "surrogatepass")
+    rest = line[node.end_col_offset :].decode("utf-8", "replace")
+    rest = "\n".join([rest] + lines[node.end_lineno :])
+    return rest.lstrip().startswith(";")
