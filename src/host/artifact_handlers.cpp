@@ -35,9 +35,9 @@ constexpr std::int64_t kDefaultArtifactQuotaBytes = 4LL << 30;
 
 Status check_length(const char* method, const char* key, std::size_t size, std::size_t limit) {
   if (size <= limit) return {};
-  return handler_error(HandlerErrorKind::kValue, std::string(method) + ": " + key + " is " +
-                                                     std::to_string(size) + " bytes; the limit is " +
-                                                     std::to_string(limit));
+  return handler_error(HandlerErrorKind::kValue,
+                       std::string(method) + ": " + key + " is " + std::to_string(size) +
+                           " bytes; the limit is " + std::to_string(limit));
 }
 
 Status check_spec_strings(const char* method, const Json& spec) {
@@ -45,12 +45,12 @@ Status check_spec_strings(const char* method, const Json& spec) {
     const char* key;
     std::size_t limit;
   };
-  for (const Bound& bound : {Bound{"path", kMaxPathBytes}, Bound{"filename", kMaxNameBytes},
-                             Bound{"content_type", kMaxNameBytes},
-                             Bound{"execution_cell_id", kMaxCellIdBytes},
-                             Bound{"producing_cell_id", kMaxCellIdBytes}}) {
-    if (Status ok = check_length(method, bound.key, string_field(spec, bound.key).size(),
-                                 bound.limit);
+  for (const Bound& bound :
+       {Bound{"path", kMaxPathBytes}, Bound{"filename", kMaxNameBytes},
+        Bound{"content_type", kMaxNameBytes}, Bound{"execution_cell_id", kMaxCellIdBytes},
+        Bound{"producing_cell_id", kMaxCellIdBytes}}) {
+    if (Status ok =
+            check_length(method, bound.key, string_field(spec, bound.key).size(), bound.limit);
         !ok) {
       return ok;
     }
@@ -137,8 +137,7 @@ Result<Json> HostDispatcher::save_artifact(const Json& spec, const CallContext& 
   if (!stored->has_checksum && stored->bytes + staged->size_bytes > quota_bytes) {
     discard_snapshot(*staged);
     return handler_error(HandlerErrorKind::kValue,
-                         "save_artifact: " + requested + " (" +
-                             std::to_string(staged->size_bytes) +
+                         "save_artifact: " + requested + " (" + std::to_string(staged->size_bytes) +
                              " bytes) would take this workspace's artifacts past its quota of " +
                              std::to_string(quota_bytes) + " bytes (" +
                              std::to_string(stored->bytes) +

@@ -101,8 +101,8 @@ Result<StagedSnapshot> stage_snapshot(int from_fd, const std::string& objects_di
     off_t data = ::lseek(from_fd, offset, SEEK_DATA);
     if (data < 0) {
       if (errno == ENXIO) break;  // only a hole (or nothing) from here on
-      auto copied = copy_range(from_fd, out.get(), offset, -1, digest, buffer,
-                               staged.staged_path, max_bytes, label);
+      auto copied = copy_range(from_fd, out.get(), offset, -1, digest, buffer, staged.staged_path,
+                               max_bytes, label);
       if (!copied) return fail(std::move(copied).error());
       offset = copied.value();
       break;

@@ -163,9 +163,8 @@ void HostDispatcher::register_handlers() {
     if (context.authorize_override) return context.authorize_override(spec);
     return authorize_bash(spec, context);
   };
-  handlers_["consume_bash_authorization"] = [this, first_spec](
-                                                  const Json& args,
-                                                  const CallContext& context) -> Result<Json> {
+  handlers_["consume_bash_authorization"] =
+      [this, first_spec](const Json& args, const CallContext& context) -> Result<Json> {
     return consume_bash(first_spec(args), context.bash_generation);
   };
   handlers_["record_bash_result"] = [this, first_spec](const Json& args,

@@ -43,8 +43,9 @@ enum Row : std::uint32_t {
 };
 
 constexpr std::string_view kRowKeys[] = {
-    "recursive_delete", "mkfs",          "dd_device",         "raw_device", "chmod_root",
-    "fork_bomb",        "curl_pipe_shell", "unresolved_delete", "too_deep",   "unanalysable",
+    "recursive_delete", "mkfs",         "dd_device",       "raw_device",
+    "chmod_root",       "fork_bomb",    "curl_pipe_shell", "unresolved_delete",
+    "too_deep",         "unanalysable",
 };
 
 // Where the cd's of a command list leave a relative delete target.
@@ -212,8 +213,7 @@ bool dd_matches(const std::vector<std::string>& args) {
     if (!starts_with(arg, "of=/dev/")) continue;
     const std::string_view device = std::string_view(arg).substr(8);
     // Pseudo devices are not storage: dd of=/dev/null is a benchmark idiom.
-    const bool harmless =
-        contains(rules().harmless_devices, device) || starts_with(device, "fd/");
+    const bool harmless = contains(rules().harmless_devices, device) || starts_with(device, "fd/");
     if (!harmless) return true;
   }
   return false;

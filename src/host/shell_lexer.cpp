@@ -1,11 +1,10 @@
 #include "host/shell_lexer.h"
 
-#include "host/precheck_rules.h"
-
 #include <array>
 #include <utility>
 
 #include "host/precheck.h"
+#include "host/precheck_rules.h"
 
 namespace o4s::host::shell {
 

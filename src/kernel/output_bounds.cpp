@@ -1,5 +1,7 @@
 #include "kernel/output_bounds.h"
 
+#include <algorithm>
+
 #include "proto/limits.h"
 
 namespace o4s::kernel {
@@ -136,8 +138,8 @@ bool bound_response_fields(proto::Json& response) {
       cut = cut || text.size() != before;
       continue;
     }
-    if (value.is_string() && value.get_ref<const std::string&>().size() * 6 + 2 <=
-                                 proto::kMaxResponseFieldBytes) {
+    if (value.is_string() &&
+        value.get_ref<const std::string&>().size() * 6 + 2 <= proto::kMaxResponseFieldBytes) {
       continue;  // the common case, without a serialisation
     }
     if (value.is_primitive() && !value.is_string()) continue;

@@ -305,7 +305,8 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
     if (!resolved) continue;  // not there yet: nothing to hide
     // (One equal to the workspace was refused before any launcher ran.)
     bool visible_inside = false;
-    for (const auto& root : visible) visible_inside = visible_inside || path_contains(root, *resolved);
+    for (const auto& root : visible)
+      visible_inside = visible_inside || path_contains(root, *resolved);
     if (visible_inside) command.add({Kind::kMaskDir, "", *resolved, settings_.tmpfs_bytes});
   }
 

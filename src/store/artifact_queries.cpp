@@ -97,14 +97,14 @@ Result<std::optional<std::string>> Store::version_snapshot_path(const std::strin
 }
 
 Result<Store::StoredBytes> Store::artifact_bytes_under(const std::string& directory,
-                                                      const std::string& checksum) {
+                                                       const std::string& checksum) {
   std::lock_guard lock(mutex_);
   const std::string prefix = directory + "/";
-  auto stmt = sql::Statement::prepare(
-      db_,
-      "SELECT COALESCE(SUM(size), 0), COALESCE(MAX(checksum = ?), 0) FROM ("
-      "SELECT checksum, MAX(size_bytes) AS size FROM artifact_versions "
-      "WHERE substr(path, 1, ?) = ? GROUP BY checksum)");
+  auto stmt =
+      sql::Statement::prepare(db_,
+                              "SELECT COALESCE(SUM(size), 0), COALESCE(MAX(checksum = ?), 0) FROM ("
+                              "SELECT checksum, MAX(size_bytes) AS size FROM artifact_versions "
+                              "WHERE substr(path, 1, ?) = ? GROUP BY checksum)");
   if (!stmt) return std::move(stmt).error();
   auto row = stmt->bind_all(checksum, static_cast<std::int64_t>(prefix.size()), prefix).step();
   if (!row) return std::move(row).error();

@@ -193,8 +193,8 @@ std::string args_preview(const Json& args) {
     if (auto whole = fitting_layout(args)) return *whole;
     // Too long: cut values, never the document, so the preview stays JSON.
     // Tighter cuts until it fits; the last always does.
-    static constexpr std::size_t kSchedule[][2] = {
-        {240, 16}, {120, 8}, {60, 6}, {24, 4}, {8, 2}, {0, 1}};
+    static constexpr std::size_t kSchedule[][2] = {{240, 16}, {120, 8}, {60, 6},
+                                                   {24, 4},   {8, 2},   {0, 1}};
     for (const auto& [chars, items] : kSchedule) {
       if (auto cut = fitting_layout(pruned(args, chars, items, 0))) return *cut;
     }
