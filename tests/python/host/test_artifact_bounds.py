@@ -4,6 +4,8 @@ Through a real kernel, the real dispatcher and a real SQLite store."""
 
 import os
 
+import pytest
+
 from openai4s.kernel import Kernel
 
 SPARSE_BYTES = 256 * 1024 * 1024
@@ -30,7 +32,8 @@ def test_a_sparse_file_saved_twice_is_stored_once_without_its_holes(dispatcher, 
             "    f.write(b'head')\n"
             f"    f.truncate({SPARSE_BYTES})\n"
         )
-        assert _allocated(workspace / "sparse.bin") < 1024 * 1024
+        if _allocated(workspace / "sparse.bin") >= 1024 * 1024:
+            pytest.skip("this filesystem does not keep holes")
         first = _save(k, "host.save_artifact('sparse.bin')")
         second = _save(k, "host.save_artifact('sparse.bin', filename='again.bin')")
     assert first.startswith("saved"), first
