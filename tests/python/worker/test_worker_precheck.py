@@ -42,4 +42,5 @@ def test_it_stays_linear_on_long_option_runs():
     started = time.perf_counter()
     assert precheck("rm " + "-f " * 100_000 + "-r /") == RM_ROOT
     assert precheck("echo " + "'" * 100_001) is None
-    assert time.perf_counter() - started < 5
+    # Generous: a shared, loaded machine; quadratic work here would take hours.
+    assert time.perf_counter() - started < 30
