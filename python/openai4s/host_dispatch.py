@@ -31,10 +31,12 @@ class BashAuthorization:
         return d._core.authorize(spec, frame_id=d.frame_id, generation=d.bash_generation_id)
 
     def consume(self, spec):
-        return self._dispatcher._core.consume(spec)
+        d = self._dispatcher
+        return d._core.consume(spec, generation=d.bash_generation_id)
 
     def record_result(self, spec):
-        return self._dispatcher._core.record_result(spec)
+        d = self._dispatcher
+        return d._core.record_result(spec, generation=d.bash_generation_id)
 
 
 class HostDispatcher:
@@ -106,6 +108,17 @@ class HostDispatcher:
             yield
         finally:
             self._local.action_context = previous
+
+    @property
+    def store_paths(self):
+        """Where this dispatcher keeps host state (database, artifacts): a
+        kernel hides these from its cell (spec host.md §7)."""
+        return [str(self.cfg.data_dir)]
+
+    def revoke_bash_generation(self, generation):
+        """The kernel of `generation` restarted or shut down: its outstanding
+        bash capabilities are refused from now on."""
+        self._core.revoke_generation(str(generation))
 
     def set_workspace(self, path):
         self.workspace_path = None if path is None else Path(path).resolve()

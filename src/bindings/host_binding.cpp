@@ -139,6 +139,8 @@ host::HostSettings current_settings() {
   settings.unattended_approval = get("OPENAI4S_UNATTENDED_APPROVAL", "deny");
   settings.egress_mode = get("OPENAI4S_EGRESS", "");
   settings.bash_allowed_roots = get("OPENAI4S_BASH_ALLOWED_ROOTS", "");
+  settings.artifact_max_bytes = get("OPENAI4S_ARTIFACT_MAX_BYTES", "");
+  settings.artifact_quota_bytes = get("OPENAI4S_ARTIFACT_QUOTA_BYTES", "");
   return settings;
 }
 
@@ -227,15 +229,25 @@ void register_dispatcher(py::module_& m) {
           },
           py::arg("spec"), py::kw_only(), py::arg("frame_id") = py::none(),
           py::arg("generation") = py::none())
-      .def("consume",
-           [](HostDispatcher& self, py::object spec) {
-             host::Json json_spec = to_json(spec);
-             return to_python(released([&] { return self.consume_bash(json_spec); }));
-           })
-      .def("record_result",
-           [](HostDispatcher& self, py::object spec) {
-             host::Json json_spec = to_json(spec);
-             return to_python(released([&] { return self.record_bash(json_spec); }));
+      .def(
+          "consume",
+          [](HostDispatcher& self, py::object spec, py::object generation) {
+            host::Json json_spec = to_json(spec);
+            auto trusted = optional_string(generation);
+            return to_python(released([&] { return self.consume_bash(json_spec, trusted); }));
+          },
+          py::arg("spec"), py::kw_only(), py::arg("generation") = py::none())
+      .def(
+          "record_result",
+          [](HostDispatcher& self, py::object spec, py::object generation) {
+            host::Json json_spec = to_json(spec);
+            auto trusted = optional_string(generation);
+            return to_python(released([&] { return self.record_bash(json_spec, trusted); }));
+          },
+          py::arg("spec"), py::kw_only(), py::arg("generation") = py::none())
+      .def("revoke_generation",
+           [](HostDispatcher& self, const std::string& generation) {
+             self.revoke_bash_generation(generation);
            })
       .def("set_workspace",
            [](HostDispatcher& self, py::object workspace) {

@@ -149,6 +149,25 @@ kernel::DispatchOutcome PyKernelHooks::dispatch(const std::string& method, const
   }
 }
 
+void PyKernelHooks::generation_ended(const std::string& authorization_generation) {
+  if (!Py_IsInitialized()) return;
+  py::gil_scoped_acquire gil;
+  try {
+    py::object kernel = owner();
+    if (kernel.is_none()) return;
+    py::object dispatcher = kernel.attr("dispatcher");
+    if (dispatcher.is_none()) return;
+    static PyObject* const revoke_name = interned("revoke_bash_generation");
+    if (py::object revoke = optional_attr(dispatcher, revoke_name)) {
+      revoke(py::str(authorization_generation));
+    }
+  } catch (py::error_already_set& error) {
+    // Shutdown must finish; an unrevoked token still fails the generation
+    // check at consume time.
+    error.discard_as_unraisable("revoking a kernel generation's bash capabilities");
+  }
+}
+
 Result<std::optional<Json>> PyKernelHooks::readline_override() {
   py::gil_scoped_acquire gil;
   try {

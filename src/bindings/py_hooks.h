@@ -27,6 +27,7 @@ class PyKernelHooks final : public kernel::KernelHooks {
   Result<std::optional<Json>> readline_override() override;
   Status send_override(const Json& frame) override;
   Status service_host_call_override(const Json& frame) override;
+  void generation_ended(const std::string& authorization_generation) override;
 
   void set_overridden(Seam seam, bool value);
 

@@ -7,6 +7,7 @@
 
 #include "base/random_id.h"
 #include "base/sha256.h"
+#include "host/artifact_snapshot.h"
 #include "host/dispatcher.h"
 #include "host/workspace_paths.h"
 
@@ -22,6 +23,56 @@ std::string string_field(const Json& spec, const char* key) {
 std::optional<std::string> optional_field(const Json& spec, const char* key) {
   std::string value = string_field(spec, key);
   return value.empty() ? std::nullopt : std::optional(value);
+}
+
+// Every string the store keeps from a spec is bounded: a cell decides them.
+constexpr std::size_t kMaxPathBytes = 4096;
+constexpr std::size_t kMaxNameBytes = 255;
+constexpr std::size_t kMaxCellIdBytes = 256;
+constexpr std::size_t kMaxSourceBytes = 16'384;  // `source`, serialised
+constexpr std::int64_t kDefaultArtifactMaxBytes = 1LL << 30;
+constexpr std::int64_t kDefaultArtifactQuotaBytes = 4LL << 30;
+
+Status check_length(const char* method, const char* key, std::size_t size, std::size_t limit) {
+  if (size <= limit) return {};
+  return handler_error(HandlerErrorKind::kValue,
+                       std::string(method) + ": " + key + " is " + std::to_string(size) +
+                           " bytes; the limit is " + std::to_string(limit));
+}
+
+Status check_spec_strings(const char* method, const Json& spec) {
+  struct Bound {
+    const char* key;
+    std::size_t limit;
+  };
+  for (const Bound& bound :
+       {Bound{"path", kMaxPathBytes}, Bound{"filename", kMaxNameBytes},
+        Bound{"content_type", kMaxNameBytes}, Bound{"execution_cell_id", kMaxCellIdBytes},
+        Bound{"producing_cell_id", kMaxCellIdBytes}}) {
+    if (Status ok =
+            check_length(method, bound.key, string_field(spec, bound.key).size(), bound.limit);
+        !ok) {
+      return ok;
+    }
+  }
+  if (auto it = spec.find("source"); it != spec.end() && !it->is_null()) {
+    std::size_t size = it->dump(-1, ' ', false, Json::error_handler_t::replace).size();
+    if (Status ok = check_length(method, "source (serialised)", size, kMaxSourceBytes); !ok) {
+      return ok;
+    }
+  }
+  return {};
+}
+
+// A byte count from the environment; unset or unparsable keeps the default.
+std::int64_t byte_setting(const std::string& text, std::int64_t fallback) {
+  try {
+    std::size_t used = 0;
+    long long value = std::stoll(text, &used);
+    return used == text.size() && value > 0 ? value : fallback;
+  } catch (const std::exception&) {
+    return fallback;
+  }
 }
 
 }  // namespace
@@ -54,6 +105,7 @@ Result<std::vector<std::string>> HostDispatcher::validated_inputs(const Json& id
 }
 
 Result<Json> HostDispatcher::save_artifact(const Json& spec, const CallContext& context) {
+  if (Status ok = check_spec_strings("save_artifact", spec); !ok) return std::move(ok).error();
   // Inputs are validated before anything is written.
   auto inputs = validated_inputs(spec.value("input_version_ids", Json::array()), context);
   if (!inputs) return std::move(inputs).error();
@@ -69,23 +121,39 @@ Result<Json> HostDispatcher::save_artifact(const Json& spec, const CallContext& 
   std::string filename = string_field(spec, "filename");
   if (filename.empty()) filename = basename_of(source->path);
 
-  std::error_code ec;
-  std::filesystem::create_directories(config_.artifacts_dir, ec);
-  std::string snapshot =
-      config_.artifacts_dir + "/v-" + random_hex(6) + "__" + sanitize_filename(filename);
-  long long size = 0;
-  auto checksum = copy_and_hash(source->fd.get(), snapshot, &size);
-  if (!checksum) {
-    ::unlink(snapshot.c_str());
-    return std::move(checksum).error();
+  const std::int64_t max_bytes =
+      byte_setting(context.settings.artifact_max_bytes, kDefaultArtifactMaxBytes);
+  const std::int64_t quota_bytes =
+      byte_setting(context.settings.artifact_quota_bytes, kDefaultArtifactQuotaBytes);
+  auto staged = stage_snapshot(source->fd.get(), config_.artifacts_dir, requested, max_bytes);
+  if (!staged) return handler_error(HandlerErrorKind::kValue, staged.error().message);
+  // The workspace quota counts each distinct content once: saving the same
+  // bytes again costs nothing.
+  auto stored = config_.store->artifact_bytes_under(workspace_path.value(), staged->checksum);
+  if (!stored) {
+    discard_snapshot(*staged);
+    return std::move(stored).error();
   }
+  if (!stored->has_checksum && stored->bytes + staged->size_bytes > quota_bytes) {
+    discard_snapshot(*staged);
+    return handler_error(HandlerErrorKind::kValue,
+                         "save_artifact: " + requested + " (" + std::to_string(staged->size_bytes) +
+                             " bytes) would take this workspace's artifacts past its quota of " +
+                             std::to_string(quota_bytes) + " bytes (" +
+                             std::to_string(stored->bytes) +
+                             " stored; OPENAI4S_ARTIFACT_QUOTA_BYTES)");
+  }
+  auto committed = commit_snapshot(*staged, config_.artifacts_dir);
+  if (!committed) return std::move(committed).error();
+  const std::string snapshot = committed.value();
+  const long long size = staged->size_bytes;
 
   store::CellArtifact artifact;
   artifact.path = source->path;
   artifact.filename = filename;
   artifact.content_type = optional_field(spec, "content_type");
   artifact.size_bytes = size;
-  artifact.checksum = checksum.value();
+  artifact.checksum = staged->checksum;
   // The execution id is canonical; an explicit producing id is the fallback.
   artifact.producing_cell_id = optional_field(spec, "execution_cell_id");
   if (!artifact.producing_cell_id)
@@ -95,18 +163,15 @@ Result<Json> HostDispatcher::save_artifact(const Json& spec, const CallContext& 
   artifact.input_version_ids = inputs.value();
   artifact.source = spec.contains("source") ? spec["source"] : Json();
   artifact.reuse_policy = "provisional";
+  // The object may already be another version's: it is never unlinked here.
   auto record = config_.store->record_cell_artifact(artifact);
-  if (!record) {
-    ::unlink(snapshot.c_str());
-    return std::move(record).error();
-  }
+  if (!record) return std::move(record).error();
   Json result = record.value();
   std::string version_id = result.value("version_id", "");
   auto bound = config_.store->version_snapshot_path(version_id);
   if (bound && bound.value() && *bound.value() != snapshot &&
       ::access(bound.value()->c_str(), F_OK) == 0) {
-    ::unlink(snapshot.c_str());  // reused version keeps its own snapshot
-    result["path"] = *bound.value();
+    result["path"] = *bound.value();  // a reused version keeps its own snapshot
   } else {
     (void)config_.store->bind_version_snapshot(version_id, snapshot);
     result["path"] = snapshot;
@@ -120,6 +185,9 @@ Result<Json> HostDispatcher::save_artifact(const Json& spec, const CallContext& 
 }
 
 Result<Json> HostDispatcher::prov_record(const Json& spec, const CallContext& context) {
+  if (Status ok = check_spec_strings("prov_record", spec); !ok) {
+    return Json{{"error", ok.error().message}};
+  }
   auto inputs = validated_inputs(spec.value("input_version_ids", Json::array()), context);
   if (!inputs) return std::move(inputs).error();
   auto workspace_path = workspace(context.frame_id);

@@ -278,6 +278,7 @@ Json BashAuthorizationService::authorize(const Json& spec, const BashContext& co
     Entry entry;
     entry.capability = capability;
     entry.issued_at_ms = now;
+    entry.generation = generation;
     entry.expires_at_ms = now + ttl_ms_;
     entries_.emplace(std::move(token), std::move(entry));
     return capability;
@@ -287,7 +288,24 @@ Json BashAuthorizationService::authorize(const Json& spec, const BashContext& co
   }
 }
 
-Json BashAuthorizationService::consume(const Json& spec) {
+const char* BashAuthorizationService::generation_refusal(
+    const Entry& entry, const std::optional<std::string>& trusted_generation) {
+  if (entry.revoked) return "token was revoked: its worker generation ended";
+  if (trusted_generation && *trusted_generation != entry.generation) {
+    return "token was issued to another worker generation";
+  }
+  return nullptr;
+}
+
+void BashAuthorizationService::revoke_generation(const std::string& generation) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& [token, entry] : entries_) {
+    if (entry.generation == generation && !entry.recorded_at_ms) entry.revoked = true;
+  }
+}
+
+Json BashAuthorizationService::consume(const Json& spec,
+                                       const std::optional<std::string>& trusted_generation) {
   const std::string token = token_of(spec);
   if (token.empty()) return soft_fail(std::string(kAuth) + "token is required");
   std::lock_guard<std::mutex> lock(mutex_);
@@ -305,11 +323,15 @@ Json BashAuthorizationService::consume(const Json& spec) {
   if (const char* key = mismatched_binding(spec, entry.capability)) {
     return soft_fail(std::string(kAuth) + "token binding mismatch (" + key + ")");
   }
+  if (const char* refusal = generation_refusal(entry, trusted_generation)) {
+    return soft_fail(std::string(kAuth) + refusal);
+  }
   entry.consumed_at_ms = now;
   return Json{{"ok", true}, {"token", token}, {"consumed_at_ms", now}};
 }
 
-Json BashAuthorizationService::record_result(const Json& spec, const AuditSink& audit) {
+Json BashAuthorizationService::record_result(const Json& spec, const AuditSink& audit,
+                                             const std::optional<std::string>& trusted_generation) {
   const std::string token = token_of(spec);
   if (token.empty()) return soft_fail("bash result: token is required");
   store::HostCallRecord row;
@@ -321,6 +343,9 @@ Json BashAuthorizationService::record_result(const Json& spec, const AuditSink& 
     Entry& entry = it->second;
     if (!entry.consumed_at_ms) return soft_fail("bash result: token was not consumed");
     if (entry.recorded_at_ms) return soft_fail("bash result: token was already recorded");
+    if (const char* refusal = generation_refusal(entry, trusted_generation)) {
+      return soft_fail(std::string("bash result: ") + refusal);
+    }
     if (const char* key = mismatched_binding(spec, entry.capability)) {
       return soft_fail(std::string("bash result: token binding mismatch (") + key + ")");
     }

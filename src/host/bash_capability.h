@@ -38,9 +38,17 @@ class BashAuthorizationService {
 
   // Each returns the success payload or a soft-fail {"error": "<exact text>"}.
   Json authorize(const Json& spec, const BashContext& context);
-  Json consume(const Json& spec);
+  // `trusted_generation` is the calling kernel's bound generation (nullopt
+  // when the caller has none): a token issued to another generation is
+  // refused whatever generation the spec names.
+  Json consume(const Json& spec,
+               const std::optional<std::string>& trusted_generation = std::nullopt);
   // Writes the synthetic `bash` audit row through `audit` on success.
-  Json record_result(const Json& spec, const AuditSink& audit);
+  Json record_result(const Json& spec, const AuditSink& audit,
+                     const std::optional<std::string>& trusted_generation = std::nullopt);
+  // The worker of `generation` is gone: its tokens not yet recorded are
+  // refused from now on (kept as tombstones so a replay is named as one).
+  void revoke_generation(const std::string& generation);
 
   // Capabilities not yet recorded (the 1024 cap counts these).
   std::size_t outstanding() const;
@@ -60,7 +68,12 @@ class BashAuthorizationService {
     std::int64_t expires_at_ms = 0;
     std::optional<std::int64_t> consumed_at_ms;
     std::optional<std::int64_t> recorded_at_ms;
+    std::string generation;  // the trusted generation it was issued to
+    bool revoked = false;
   };
+  // The refusal for using `entry` from `trusted_generation`, or nullptr.
+  static const char* generation_refusal(const Entry& entry,
+                                        const std::optional<std::string>& trusted_generation);
   void purge(std::int64_t now);            // mutex_ held
   std::size_t outstanding_locked() const;  // mutex_ held
 

@@ -140,12 +140,17 @@ Json HostDispatcher::authorize_bash(const Json& spec, const CallContext& context
   return bash_.authorize(spec, bash);
 }
 
-Json HostDispatcher::consume_bash(const Json& spec) { return bash_.consume(spec); }
+Json HostDispatcher::consume_bash(const Json& spec, const std::optional<std::string>& generation) {
+  return bash_.consume(spec, generation);
+}
 
-Json HostDispatcher::record_bash(const Json& spec) {
-  return bash_.record_result(spec, [store = config_.store](const store::HostCallRecord& row) {
-    (void)store->log_host_call(row);
-  });
+Json HostDispatcher::record_bash(const Json& spec, const std::optional<std::string>& generation) {
+  return bash_.record_result(
+      spec,
+      [store = config_.store](const store::HostCallRecord& row) {
+        (void)store->log_host_call(row);
+      },
+      generation);
 }
 
 void HostDispatcher::register_handlers() {
@@ -158,13 +163,13 @@ void HostDispatcher::register_handlers() {
     if (context.authorize_override) return context.authorize_override(spec);
     return authorize_bash(spec, context);
   };
-  handlers_["consume_bash_authorization"] = [this, first_spec](const Json& args,
-                                                               const CallContext&) -> Result<Json> {
-    return consume_bash(first_spec(args));
+  handlers_["consume_bash_authorization"] =
+      [this, first_spec](const Json& args, const CallContext& context) -> Result<Json> {
+    return consume_bash(first_spec(args), context.bash_generation);
   };
   handlers_["record_bash_result"] = [this, first_spec](const Json& args,
-                                                       const CallContext&) -> Result<Json> {
-    return record_bash(first_spec(args));
+                                                       const CallContext& context) -> Result<Json> {
+    return record_bash(first_spec(args), context.bash_generation);
   };
   handlers_["egress_check"] = [first_spec](const Json& args,
                                            const CallContext& context) -> Result<Json> {

@@ -34,6 +34,8 @@ struct HostSettings {
   std::string unattended_approval = "deny";  // OPENAI4S_UNATTENDED_APPROVAL
   std::string egress_mode;                   // OPENAI4S_EGRESS
   std::string bash_allowed_roots;            // OPENAI4S_BASH_ALLOWED_ROOTS (':'-separated)
+  std::string artifact_max_bytes;            // OPENAI4S_ARTIFACT_MAX_BYTES (one save)
+  std::string artifact_quota_bytes;          // OPENAI4S_ARTIFACT_QUOTA_BYTES (one workspace)
 };
 
 // Per-call state the embedder binds (the Python API's thread-local bindings).
@@ -65,8 +67,13 @@ class HostDispatcher {
 
   // The capability service's native steps (also reachable directly).
   Json authorize_bash(const Json& spec, const CallContext& context);
-  Json consume_bash(const Json& spec);
-  Json record_bash(const Json& spec);
+  // `generation`: the calling kernel's trusted generation, if it has one.
+  Json consume_bash(const Json& spec, const std::optional<std::string>& generation);
+  Json record_bash(const Json& spec, const std::optional<std::string>& generation);
+  // restart()/shutdown() of the kernel that held `generation`.
+  void revoke_bash_generation(const std::string& generation) {
+    bash_.revoke_generation(generation);
+  }
 
   // The session workspace: explicit, else data_dir/agent-workspaces/<frame>.
   Result<std::string> workspace(const std::optional<std::string>& frame_id);

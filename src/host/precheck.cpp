@@ -7,9 +7,13 @@
 // every level is one linear pass and a character is copied into at most two
 // scripts per level, so the total stays a constant multiple of the input.
 //
-// The table is evaluated as a whole and the first row (in spec order) that
-// matched anywhere is reported, so a command matching several rows always
-// gets the same reason.
+// The table is evaluated as a whole and the first row (in the table's order)
+// that matched anywhere is reported, so a command matching several rows
+// always gets the same reason. The table is data (precheck_rules.json, which
+// the worker's Python check reads too); nesting past its depth limit, deletes
+// it cannot resolve and anything it fails to analyse are refused.
+//
+// A guard against accidents, not a security boundary: the sandbox is.
 #include "host/precheck.h"
 
 #include <cstdint>
@@ -17,13 +21,14 @@
 #include <string_view>
 #include <vector>
 
+#include "host/precheck_rules.h"
 #include "host/shell_lexer.h"
 
 namespace o4s::host {
 
 namespace {
 
-// Spec table rows, in order.
+// The table's rows as bits; kRowKeys names them as the rule table does.
 enum Row : std::uint32_t {
   kRecursiveDelete = 1U << 0,
   kMkfs = 1U << 1,
@@ -32,19 +37,21 @@ enum Row : std::uint32_t {
   kChmodRoot = 1U << 4,
   kForkBomb = 1U << 5,
   kCurlPipeShell = 1U << 6,
+  kUnresolvedDelete = 1U << 7,
+  kTooDeep = 1U << 8,
+  kUnanalysable = 1U << 9,
 };
 
-constexpr std::string_view kReasons[] = {
-    "recursive delete targeting '/', '~', or $HOME",
-    "mkfs would format a filesystem",
-    "dd writing directly to a device",
-    "overwrite of a raw block device",
-    "chmod 777 on '/'",
-    "shell fork bomb",
-    "piping a downloaded script directly into a shell",
+constexpr std::string_view kRowKeys[] = {
+    "recursive_delete", "mkfs",         "dd_device",       "raw_device",
+    "chmod_root",       "fork_bomb",    "curl_pipe_shell", "unresolved_delete",
+    "too_deep",         "unanalysable",
 };
 
-constexpr int kMaxDepth = 4;
+// Where the cd's of a command list leave a relative delete target.
+enum class Cwd { kUnchanged, kRoot, kUnresolved };
+
+const PrecheckRules& rules() { return precheck_rules(); }
 
 using shell::basename_of;
 
@@ -63,15 +70,14 @@ bool only_chars(std::string_view text, std::string_view allowed) {
   return text.find_first_not_of(allowed) == std::string_view::npos;
 }
 
-bool is_shell(std::string_view name) {
-  for (std::string_view shell :
-       {"sh", "bash", "zsh", "dash", "ksh", "csh", "tcsh", "fish", "ash"}) {
-    if (name == shell) return true;
-  }
-  return false;
+template <typename Set>
+bool contains(const Set& set, std::string_view item) {
+  return set.find(item) != set.end();
 }
 
-bool is_downloader(std::string_view name) { return name == "curl" || name == "wget"; }
+bool is_shell(std::string_view name) { return contains(rules().shells, name); }
+
+bool is_downloader(std::string_view name) { return contains(rules().downloaders, name); }
 
 // "/", "/*", "//", "/." and friends: the root itself.
 bool is_filesystem_root(std::string_view target) {
@@ -85,17 +91,41 @@ bool is_filesystem_root(std::string_view target) {
 // directory is never a workspace and a typo there is unrecoverable.
 bool is_root_or_home(std::string_view target) {
   if (is_filesystem_root(target)) return true;
-  for (std::string_view root : {"/", "~", "$HOME", "${HOME}"}) {
+  std::vector<std::string_view> roots = {"/"};
+  for (const std::string& home : rules().home_spellings) roots.push_back(home);
+  for (std::string_view root : roots) {
     if (!starts_with(target, root)) continue;
     if (target.size() == root.size()) return true;
-    const char next = target[root.size()];
-    if (next == ' ' || next == '\t' || next == '\n' || next == '/' || next == '*' || next == ';' ||
-        next == '&' || next == '|') {
-      return true;
-    }
+    if (rules().root_separators.find(target[root.size()]) != std::string::npos) return true;
     if (root != "/" && only_chars(target.substr(root.size()), "/*.")) return true;
   }
   return false;
+}
+
+// An expansion, a substitution, a brace list or a '..' component: what the
+// delete reaches is only known when the shell runs it.
+bool is_unresolved(std::string_view target) {
+  for (const std::string& marker : rules().unresolved_markers) {
+    if (target.find(marker) != std::string_view::npos) return true;
+  }
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t slash = target.find('/', start);
+    const std::string_view part = target.substr(start, slash - start);
+    if (part == "..") return true;
+    if (slash == std::string_view::npos) return false;
+    start = slash + 1;
+  }
+}
+
+std::uint32_t target_rows(std::string_view target, Cwd cwd) {
+  if (is_root_or_home(target)) return kRecursiveDelete;
+  if (is_unresolved(target)) return kUnresolvedDelete;
+  if (!starts_with(target, "/") && !starts_with(target, "~")) {
+    if (cwd == Cwd::kRoot && only_chars(target, "/*.")) return kRecursiveDelete;
+    if (cwd != Cwd::kUnchanged) return kUnresolvedDelete;
+  }
+  return 0;
 }
 
 // GNU rm accepts unambiguous abbreviations of long options (--rec).
@@ -105,13 +135,14 @@ bool is_recursive_long_option(std::string_view option) {
 }
 
 // GNU rm permutes arguments, so an option after the target still counts.
-bool rm_matches(const std::vector<std::string>& args) {
+// `from_pipe`: more targets arrive on stdin (xargs), which nothing resolves.
+std::uint32_t rm_rows(const std::vector<std::string>& args, Cwd cwd, bool from_pipe = false) {
   bool recursive = false;
-  bool root_target = false;
   bool options_done = false;
+  std::uint32_t rows = 0;
   for (const std::string& arg : args) {
     if (options_done || arg.size() < 2 || arg[0] != '-') {
-      root_target = root_target || is_root_or_home(arg);
+      rows |= target_rows(arg, cwd);
     } else if (arg == "--") {
       options_done = true;
     } else if (starts_with(arg, "--")) {
@@ -120,7 +151,61 @@ bool rm_matches(const std::vector<std::string>& args) {
       recursive = true;
     }
   }
-  return recursive && root_target;
+  if (!recursive) return 0;
+  return from_pipe ? rows | kUnresolvedDelete : rows;
+}
+
+// find ROOTS... with -delete or -exec rm: a recursive delete of each root.
+std::uint32_t find_rows(const std::vector<std::string>& args, Cwd cwd) {
+  std::size_t i = 0;
+  std::vector<std::string> roots;
+  for (; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (starts_with(arg, "-") || starts_with(arg, "(") || starts_with(arg, "!")) break;
+    roots.push_back(arg);
+  }
+  bool deletes = false;
+  for (std::size_t j = i; j < args.size(); ++j) {
+    if (contains(rules().find_delete_actions, args[j])) deletes = true;
+    if (contains(rules().find_exec_actions, args[j]) && j + 1 < args.size()) {
+      const std::string_view name = basename_of(args[j + 1]);
+      deletes = deletes || name == rules().rm || is_unresolved(name);
+    }
+  }
+  if (!deletes) return 0;
+  if (roots.empty()) roots.emplace_back(".");
+  std::uint32_t rows = 0;
+  for (const std::string& root : roots) rows |= target_rows(root, cwd);
+  return rows;
+}
+
+// xargs [options] rm ...: rm whose targets come from a pipe.
+std::uint32_t xargs_rows(const std::vector<std::string>& args, Cwd cwd) {
+  std::size_t i = 0;
+  while (i < args.size() && args[i].size() > 1 && args[i][0] == '-') {
+    i += contains(rules().xargs_options_with_argument, args[i]) ? 2U : 1U;
+  }
+  if (i >= args.size()) return 0;
+  const std::vector<std::string> rest(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  const std::vector<std::string> run = shell::strip_launch_prefixes(rest);
+  if (run.empty()) return 0;
+  const std::string_view name = basename_of(run.front());
+  if (name != rules().rm && !is_unresolved(name)) return 0;
+  return rm_rows(std::vector<std::string>(run.begin() + 1, run.end()), cwd, true);
+}
+
+Cwd cd_state(const std::vector<std::string>& args, Cwd cwd) {
+  const std::string* target = nullptr;
+  for (const std::string& arg : args) {
+    if (arg.size() > 1 && arg[0] == '-') continue;
+    target = &arg;
+    break;
+  }
+  if (target == nullptr) return Cwd::kRoot;  // cd alone goes home
+  if (is_root_or_home(*target)) return Cwd::kRoot;
+  if (*target == "-" || is_unresolved(*target)) return Cwd::kUnresolved;
+  if (starts_with(*target, "/")) return Cwd::kUnchanged;
+  return cwd;  // a relative step from wherever we were
 }
 
 bool dd_matches(const std::vector<std::string>& args) {
@@ -128,9 +213,7 @@ bool dd_matches(const std::vector<std::string>& args) {
     if (!starts_with(arg, "of=/dev/")) continue;
     const std::string_view device = std::string_view(arg).substr(8);
     // Pseudo devices are not storage: dd of=/dev/null is a benchmark idiom.
-    const bool harmless = device == "null" || device == "zero" || device == "full" ||
-                          device == "random" || device == "urandom" || device == "stdout" ||
-                          device == "stderr" || device == "tty" || starts_with(device, "fd/");
+    const bool harmless = contains(rules().harmless_devices, device) || starts_with(device, "fd/");
     if (!harmless) return true;
   }
   return false;
@@ -140,8 +223,7 @@ bool chmod_matches(const std::vector<std::string>& args) {
   bool permissive = false;
   bool root = false;
   for (const std::string& arg : args) {
-    permissive = permissive || arg == "777" || arg == "0777" || arg == "a+rwx" || arg == "+rwx" ||
-                 arg == "ugo+rwx" || arg == "a=rwx" || arg == "ugo=rwx";
+    permissive = permissive || contains(rules().permissive_modes, arg);
     root = root || is_filesystem_root(arg);
   }
   return permissive && root;
@@ -185,7 +267,7 @@ bool is_raw_block_device(std::string_view path) {
 }
 
 std::uint32_t command_rows(const std::vector<std::string>& words,
-                           const std::vector<std::string>& write_targets) {
+                           const std::vector<std::string>& write_targets, Cwd cwd) {
   std::uint32_t rows = 0;
   for (const std::string& target : write_targets) {
     if (is_raw_block_device(target)) rows |= kRawDevice;
@@ -193,7 +275,12 @@ std::uint32_t command_rows(const std::vector<std::string>& words,
   if (words.empty()) return rows;
   const std::string_view name = basename_of(words.front());
   const std::vector<std::string> args(words.begin() + 1, words.end());
-  if (name == "rm" && rm_matches(args)) rows |= kRecursiveDelete;
+  // A command name that is an expansion may well be rm.
+  if (name == rules().rm || name.find_first_of("$`") != std::string_view::npos) {
+    rows |= rm_rows(args, cwd);
+  }
+  if (name == "find") rows |= find_rows(args, cwd);
+  if (name == "xargs") rows |= xargs_rows(args, cwd);
   if (name == "dd" && dd_matches(args)) rows |= kDdDevice;
   if (name == "chmod" && chmod_matches(args)) rows |= kChmodRoot;
   if (name.size() >= 4) {
@@ -335,22 +422,37 @@ std::uint32_t analyse(std::string_view text, int depth) {
   std::vector<std::vector<std::string>> runs;
   runs.reserve(commands.size());
   std::uint32_t rows = 0;
+  Cwd cwd = Cwd::kUnchanged;
   for (const shell::SimpleCommand& command : commands) {
     runs.push_back(shell::strip_launch_prefixes(command.words));
-    rows |= command_rows(runs.back(), command.write_targets);
+    const std::vector<std::string>& run = runs.back();
+    rows |= command_rows(run, command.write_targets, cwd);
+    if (!run.empty() && contains(rules().directory_changers, basename_of(run.front()))) {
+      cwd = cd_state(std::vector<std::string>(run.begin() + 1, run.end()), cwd);
+    }
   }
   if (has_fork_bomb(lexed.skeleton)) rows |= kForkBomb;
   if (pipes_download_into_shell(commands, runs)) rows |= kCurlPipeShell;
-  if (depth >= kMaxDepth) return rows;
   std::vector<std::string> scripts = lexed.nested;
   for (std::size_t k = 0; k < commands.size(); ++k) {
     collect_scripts(commands[k].words, runs[k], scripts);
   }
+  // Past the limit nothing is known about what runs: refused, not skipped.
+  if (!scripts.empty() && depth >= rules().max_depth) return rows | kTooDeep;
   for (const std::string& script : scripts) rows |= analyse(script, depth + 1);
   return rows;
 }
 
 bool is_blank(std::string_view text) { return only_chars(text, " \t\n\r\f\v"); }
+
+std::optional<std::string> reason_of(std::uint32_t rows) {
+  for (const std::string& key : rules().row_order) {
+    for (std::size_t bit = 0; bit < std::size(kRowKeys); ++bit) {
+      if (kRowKeys[bit] == key && (rows & (1U << bit)) != 0) return rules().reasons.at(key);
+    }
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -359,14 +461,15 @@ std::optional<std::string> static_precheck(std::string_view command) {
   try {
     std::uint32_t rows = analyse(command, 0);
     if (mentions_mkfs(command)) rows |= kMkfs;
-    for (std::size_t row = 0; row < std::size(kReasons); ++row) {
-      if ((rows & (1U << row)) != 0) return std::string(kReasons[row]);
-    }
+    return reason_of(rows);
   } catch (...) {
-    // Total by contract: an analyser failure (allocation) is "no match";
-    // the caller's other checks still apply.
+    // Total by contract, and closed: what could not be analysed is refused.
+    try {
+      return reason_of(kUnanalysable);
+    } catch (...) {
+      return std::string("a command the precheck could not analyse");
+    }
   }
-  return std::nullopt;
 }
 
 }  // namespace o4s::host

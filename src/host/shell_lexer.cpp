@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "host/precheck.h"
+#include "host/precheck_rules.h"
 
 namespace o4s::host::shell {
 
@@ -278,46 +279,24 @@ bool writes_file(std::string_view op, std::string_view target) {
   return op == ">" || op == ">>" || op == ">|" || op == "&>" || op == "&>>" || op == "<>";
 }
 
-struct Prefix {
-  std::string_view name;
-  // Options that take the next word as their argument.
-  std::vector<std::string_view> with_argument;
-};
-
-const std::vector<Prefix>& launch_prefixes() {
-  static const std::vector<Prefix> prefixes = {
-      {"sudo", {"-u", "-g", "-h", "-p", "-C", "-D", "-R", "-T", "-U", "-r", "-t"}},
-      {"doas", {"-u", "-C"}},
-      {"env", {"-u", "-C", "-S", "--unset", "--chdir"}},
-      {"command", {}},
-      {"builtin", {}},
-      {"nice", {"-n", "--adjustment"}},
-      {"nohup", {}},
-      {"exec", {"-a"}},
-      {"time", {}},
-      {"stdbuf", {"-i", "-o", "-e"}},
-      {"ionice", {"-c", "-n", "-p"}},
-      {"timeout", {"-s", "-k", "--signal", "--kill-after"}},
-  };
-  return prefixes;
-}
+// Launch prefixes and reserved words come from the precheck's rule table,
+// which the worker's Python check reads too.
+using Prefix = std::pair<const std::string, std::vector<std::string>>;
 
 // Reserved words that may start a command without being what runs.
 bool is_reserved_word(std::string_view word) {
-  return word == "{" || word == "!" || word == "if" || word == "then" || word == "else" ||
-         word == "elif" || word == "do" || word == "while" || word == "until";
+  const auto& reserved = precheck_rules().reserved_words;
+  return reserved.find(word) != reserved.end();
 }
 
 const Prefix* find_prefix(std::string_view word) {
-  const std::string_view name = basename_of(word);
-  for (const Prefix& prefix : launch_prefixes()) {
-    if (prefix.name == name) return &prefix;
-  }
-  return nullptr;
+  const auto& prefixes = precheck_rules().launch_prefixes;
+  auto it = prefixes.find(basename_of(word));
+  return it == prefixes.end() ? nullptr : &*it;
 }
 
 bool takes_argument(const Prefix& prefix, std::string_view option) {
-  for (std::string_view candidate : prefix.with_argument) {
+  for (const std::string& candidate : prefix.second) {
     if (candidate == option) return true;
   }
   return false;
@@ -336,7 +315,8 @@ std::size_t skip_prefix_options(const Prefix& prefix, const std::vector<std::str
     if (!(word.size() > 1 && word[0] == '-') && !is_assignment(word)) break;
     i += takes_argument(prefix, word) ? 2U : 1U;
   }
-  if (prefix.name == "timeout") ++i;  // the duration
+  const auto& with_operand = precheck_rules().prefix_with_operand;
+  if (with_operand.find(prefix.first) != with_operand.end()) ++i;  // the duration
   return i;
 }
 

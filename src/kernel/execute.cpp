@@ -5,6 +5,7 @@
 
 #include "base/random_id.h"
 #include "kernel/kernel_manager.h"
+#include "kernel/output_bounds.h"
 #include "kernel/streamed_stdout.h"
 
 namespace o4s::kernel {
@@ -95,6 +96,9 @@ Result<Json> KernelManager::finalise_response(Json response,
     response["skill_sidecar_loads"] =
         Json::array({Json{{"event", "untrusted_worker_sidecar_event"}}});
   }
+  // Whatever the worker sent, the caller gets the documented bounds (a cell
+  // can write a response frame under its own id onto the protocol pipe).
+  if (bound_response_fields(response)) remember_log("host cut an oversized response field");
   if (!response.contains("cwd")) {
     // Host-side annotation: where an oversized stdout may be spilled.
     response["cwd"] = options_.cwd ? *options_.cwd : std::string("None");
@@ -113,7 +117,8 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
       send(Json{{"type", "execute"}, {"id", cell_id}, {"code", code}, {"origin", origin}});
   if (!sent) return std::move(sent).error();
 
-  std::vector<StreamedChunk> chunks;
+  ChunkKeeper kept_chunks;
+  LiveBudget live_budget;
   bool sidecar_event = false;
   std::optional<Error> chunk_error;
   for (;;) {
@@ -129,7 +134,14 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
         remember_log("host dropped a response frame for another cell");
         continue;
       }
-      Result<Json> response = finalise_response(std::move(frame), chunks, cell_id, sidecar_event);
+      if (kept_chunks.dropped_chunks() > 0) {
+        dropped_stdout_chunks_.fetch_add(kept_chunks.dropped_chunks());
+        remember_log("host dropped " + std::to_string(kept_chunks.dropped_chunks()) +
+                     " stdout chunks (" + std::to_string(kept_chunks.dropped_bytes()) +
+                     " bytes) past the per-cell bound");
+      }
+      Result<Json> response =
+          finalise_response(std::move(frame), kept_chunks.chunks(), cell_id, sidecar_event);
       if (chunk_error) return std::move(*chunk_error);
       return response;
     }
@@ -146,7 +158,7 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
       }
       std::string text = proto::frame_string(frame, "text");
       if (text.empty()) continue;
-      if (on_chunk != nullptr && !chunk_error) {
+      if (on_chunk != nullptr && !chunk_error && live_budget.admit(text.size())) {
         Status delivered = on_chunk->deliver(text);
         if (!delivered) chunk_error = std::move(delivered).error();
       }
@@ -158,7 +170,7 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
       if (auto seq = frame.find("seq"); seq != frame.end() && seq->is_number_integer()) {
         kept.seq = seq->get<std::int64_t>();
       }
-      chunks.push_back(std::move(kept));
+      kept_chunks.keep(std::move(kept));
     } else if (type == "skill_sidecar_load") {
       sidecar_event = true;
     } else if (type == "log") {

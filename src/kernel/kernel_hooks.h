@@ -42,6 +42,12 @@ class KernelHooks {
   virtual Result<std::optional<Json>> readline_override() = 0;
   virtual Status send_override(const Json& frame) = 0;
   virtual Status service_host_call_override(const Json& frame) = 0;
+
+  // The worker of `authorization_generation` is gone (restart, shutdown):
+  // whatever the host granted it must not outlive it.
+  virtual void generation_ended(const std::string& authorization_generation) {
+    (void)authorization_generation;
+  }
 };
 
 // The embedder's transport factory (Kernel(transport_factory=...)).

@@ -7,7 +7,9 @@
 #include <chrono>
 #include <filesystem>
 #include <thread>
+#include <utility>
 
+#include "base/paths.h"
 #include "base/random_id.h"
 #include "kernel/pipe_transport.h"
 #include "proc/signals.h"
@@ -80,7 +82,7 @@ KernelManager::KernelManager(KernelOptions options, std::shared_ptr<KernelHooks>
       factory_(std::move(factory)),
       authorization_generation_(new_authorization_generation()) {}
 
-KernelManager::~KernelManager() { shutdown(); }
+KernelManager::~KernelManager() { close_transport(); }
 
 std::string KernelManager::authorization_generation() const {
   std::lock_guard lock(state_);
@@ -103,9 +105,28 @@ void KernelManager::remember_log(const std::string& message) {
   while (worker_log_tail_.size() > proto::kWorkerLogTailEntries) worker_log_tail_.pop_front();
 }
 
+Status KernelManager::store_apart_from_workspace() const {
+  std::error_code ec;
+  const std::string workspace =
+      options_.cwd ? resolve_path(*options_.cwd) : std::filesystem::current_path(ec).string();
+  for (const auto& hidden : options_.hidden_paths) {
+    auto a = real_path(hidden);
+    auto b = real_path(workspace);
+    if (a && b && a.value() == b.value()) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "the dispatcher's data directory " + a.value() +
+                            " is the kernel's workspace " + b.value() +
+                            ": a cell could rewrite the audit log and its own permissions; "
+                            "choose a data directory outside the workspace");
+    }
+  }
+  return {};
+}
+
 Result<std::shared_ptr<Transport>> KernelManager::spawn_transport(
     std::optional<EnvMap> environment) {
   if (factory_) return factory_->make();
+  if (Status apart = store_apart_from_workspace(); !apart) return std::move(apart).error();
   proc::SpawnRequest request;
   if (options_.argv) {
     request.argv = *options_.argv;
@@ -126,6 +147,7 @@ Result<std::shared_ptr<Transport>> KernelManager::spawn_transport(
   sandbox::LaunchSpec spec;
   spec.workspace =
       options_.cwd ? resolve_path(*options_.cwd) : std::filesystem::current_path().string();
+  spec.hidden_paths = options_.hidden_paths;
   // What the worker runs from is readable (never writable) inside.
   spec.runtime_paths = {proc::resolve_program(request.argv.front(), request.env),
                         options_.repo_root};
@@ -161,10 +183,14 @@ Status KernelManager::restart(double init_timeout_s, std::optional<EnvMap> envir
   // of stream and returns, which is what frees the lock for the respawn.
   if (auto old = transport()) (void)old->close(true);
   std::lock_guard transaction(transaction_);
+  std::string ended;
   {
     std::lock_guard lock(state_);
-    authorization_generation_ = new_authorization_generation();
+    ended = std::exchange(authorization_generation_, new_authorization_generation());
   }
+  // Revoked before the new worker can make a call: its predecessor's
+  // outstanding capabilities are never usable by it.
+  if (hooks_) hooks_->generation_ended(ended);
   Status started = start(init_timeout_s, std::move(environment));
   if (!started) {
     Error error = std::move(started).error();
@@ -192,6 +218,11 @@ void KernelManager::kill_worker() {
 }
 
 void KernelManager::shutdown() {
+  close_transport();
+  if (hooks_) hooks_->generation_ended(authorization_generation());
+}
+
+void KernelManager::close_transport() {
   std::shared_ptr<Transport> t;
   {
     std::lock_guard lock(state_);

@@ -32,6 +32,10 @@ struct KernelOptions {
   // The kernel's OS sandbox, kept across restarts; null spawns the worker
   // directly (as the C++ tests' fakes do).
   std::shared_ptr<sandbox::KernelSandbox> sandbox;
+  // Host state the worker must never reach (the dispatcher's data
+  // directory: its database and artifacts). One equal to the workspace is
+  // refused; one inside it is hidden by the sandbox.
+  std::vector<std::string> hidden_paths;
 };
 
 // build_kernel_environment's arguments for this kernel (spec §5.12): a Python
@@ -86,6 +90,8 @@ class KernelManager {
   // Responses whose declared stdout stream did not match the chunks held
   // (the text was asked for again).
   std::size_t mismatched_streams() const { return mismatched_streams_.load(); }
+  // stdout_chunk frames of the current cell dropped past the per-cell bound.
+  std::size_t dropped_stdout_chunks() const { return dropped_stdout_chunks_.load(); }
   std::size_t malformed_frames() const { return malformed_frames_.load(); }
   std::size_t stale_responses() const { return stale_responses_.load(); }
   std::shared_ptr<Transport> transport() const;
@@ -99,6 +105,11 @@ class KernelManager {
   Status send(const Json& frame);
   Status service_host_call(const Json& frame);
   Error worker_died_error();
+  // Refuses a hidden path (the dispatcher's store) that is the workspace.
+  Status store_apart_from_workspace() const;
+  // shutdown() without telling the embedder (the destructor's, when the
+  // embedder may already be gone).
+  void close_transport();
   void remember_log(const std::string& message);
   Result<Json> finalise_response(Json response, const std::vector<StreamedChunk>& chunks,
                                  const std::string& cell_id, bool sidecar_event);
@@ -121,6 +132,7 @@ class KernelManager {
   std::atomic<std::size_t> stale_stdout_chunks_{0};
   std::atomic<std::size_t> mismatched_streams_{0};
   std::atomic<std::size_t> malformed_frames_{0};
+  std::atomic<std::size_t> dropped_stdout_chunks_{0};
   std::atomic<std::size_t> stale_responses_{0};
 };
 

@@ -298,6 +298,17 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
     visible.push_back(root);
   }
   command.add({Kind::kBind, *workspace, *workspace, std::nullopt});
+  // The host's store inside a visible tree: an empty read-only directory
+  // over it, so a cell can neither read the audit log nor rewrite it.
+  for (const auto& hidden : spec.hidden_paths) {
+    auto resolved = real_path(hidden);
+    if (!resolved) continue;  // not there yet: nothing to hide
+    // (One equal to the workspace was refused before any launcher ran.)
+    bool visible_inside = false;
+    for (const auto& root : visible)
+      visible_inside = visible_inside || path_contains(root, *resolved);
+    if (visible_inside) command.add({Kind::kMaskDir, "", *resolved, settings_.tmpfs_bytes});
+  }
 
   // The host home becomes a private empty tmpfs, unless it is (inside) the
   // workspace the user asked to expose.

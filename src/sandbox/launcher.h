@@ -28,6 +28,9 @@ struct LaunchSpec {
   // Files and directories the worker runs from (its interpreter, the
   // package source, a conda prefix): readable, never writable.
   std::vector<std::string> runtime_paths;
+  // Host directories the worker must not see even where a visible path
+  // contains them (the dispatcher's store inside the workspace).
+  std::vector<std::string> hidden_paths;
 };
 
 // What finish() established about the worker.

@@ -96,6 +96,26 @@ Result<std::optional<std::string>> Store::version_snapshot_path(const std::strin
   return stmt->optional_text(0);
 }
 
+Result<Store::StoredBytes> Store::artifact_bytes_under(const std::string& directory,
+                                                       const std::string& checksum) {
+  std::lock_guard lock(mutex_);
+  const std::string prefix = directory + "/";
+  auto stmt =
+      sql::Statement::prepare(db_,
+                              "SELECT COALESCE(SUM(size), 0), COALESCE(MAX(checksum = ?), 0) FROM ("
+                              "SELECT checksum, MAX(size_bytes) AS size FROM artifact_versions "
+                              "WHERE substr(path, 1, ?) = ? GROUP BY checksum)");
+  if (!stmt) return std::move(stmt).error();
+  auto row = stmt->bind_all(checksum, static_cast<std::int64_t>(prefix.size()), prefix).step();
+  if (!row) return std::move(row).error();
+  StoredBytes stored;
+  if (row.value()) {
+    stored.bytes = stmt->int64(0);
+    stored.has_checksum = stmt->int64(1) != 0;
+  }
+  return stored;
+}
+
 Status Store::bind_version_snapshot(const std::string& version_id,
                                     const std::string& snapshot_path) {
   if (snapshot_path.empty()) {

@@ -1,6 +1,7 @@
 #include "store/audit_preview.h"
 
 #include <array>
+#include <optional>
 
 namespace o4s::store::audit {
 
@@ -134,11 +135,70 @@ std::string_view code_point_prefix(std::string_view text, std::size_t max_code_p
   return text;
 }
 
+namespace {
+
+constexpr const char* kEllipsis = "\u2026";
+
+// A copy of `value` with strings cut to `chars` code points, arrays and
+// objects to `items` entries and nesting to kPreviewDepth; each cut is marked
+// so a reader knows the preview is not the whole value.
+Json pruned(const Json& value, std::size_t chars, std::size_t items, std::size_t depth) {
+  if (depth >= kPreviewDepth && (value.is_array() || value.is_object())) return Json(kEllipsis);
+  if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    std::string_view head = code_point_prefix(text, chars);
+    if (head.size() == text.size()) return value;
+    return Json(std::string(head) + kEllipsis);
+  }
+  if (value.is_array()) {
+    Json out = Json::array();
+    for (std::size_t i = 0; i < value.size() && i < items; ++i) {
+      out.push_back(pruned(value[i], chars, items, depth + 1));
+    }
+    if (value.size() > items) {
+      out.push_back(std::string(kEllipsis) + "+" + std::to_string(value.size() - items));
+    }
+    return out;
+  }
+  if (value.is_object()) {
+    Json out = Json::object();
+    std::size_t kept = 0;
+    for (const auto& [key, item] : value.items()) {
+      if (kept == items) break;
+      out[std::string(code_point_prefix(key, kPreviewKeyChars))] =
+          pruned(item, chars, items, depth + 1);
+      ++kept;
+    }
+    if (value.size() > kept) {
+      out[kEllipsis] = "+" + std::to_string(value.size() - kept) + " keys";
+    }
+    return out;
+  }
+  return value;
+}
+
+// The layout of `value` if it fits the preview, else nullopt.
+std::optional<std::string> fitting_layout(const Json& value) {
+  PreviewWriter writer(kArgsPreviewChars + 1);
+  writer.write(value);
+  std::string text = writer.take();
+  if (code_point_count(text) > kArgsPreviewChars) return std::nullopt;
+  return text;
+}
+
+}  // namespace
+
 std::string args_preview(const Json& args) {
   try {
-    PreviewWriter writer(kArgsPreviewChars);
-    writer.write(args);
-    return writer.take();
+    if (auto whole = fitting_layout(args)) return *whole;
+    // Too long: cut values, never the document, so the preview stays JSON.
+    // Tighter cuts until it fits; the last always does.
+    static constexpr std::size_t kSchedule[][2] = {{240, 16}, {120, 8}, {60, 6},
+                                                   {24, 4},   {8, 2},   {0, 1}};
+    for (const auto& [chars, items] : kSchedule) {
+      if (auto cut = fitting_layout(pruned(args, chars, items, 0))) return *cut;
+    }
+    return dump_scalar(Json(kEllipsis), false);
   } catch (const std::exception&) {
     return "<unserializable>";
   }

@@ -13,6 +13,7 @@ namespace o4s::store::audit {
 inline constexpr std::size_t kArgsPreviewChars = 500;
 inline constexpr std::size_t kPreviewKeys = 64;
 inline constexpr std::size_t kPreviewKeyChars = 80;
+inline constexpr std::size_t kPreviewDepth = 8;
 inline constexpr const char* kRedactedArgs = "<redacted secret args>";
 inline constexpr const char* kRedactedResult = "<redacted secret-bearing result>";
 
@@ -22,7 +23,9 @@ bool is_derivable_method(std::string_view method);
 bool is_secret_method(std::string_view method);
 
 // The args as Python's json.dumps writes them (", " and ": " separators,
-// non-ASCII kept), cut to 500 characters (code points, not bytes).
+// non-ASCII kept), at most 500 characters (code points, not bytes) and always
+// a valid JSON document: past the bound, long strings, arrays and objects are
+// cut and marked with U+2026, never the document itself.
 std::string args_preview(const nlohmann::json& args);
 // Sorted keys, compact separators, non-ASCII escaped: stable across runs.
 std::string canonical_json(const nlohmann::json& value);

@@ -158,6 +158,15 @@ class Store {
                                                       const std::string& root_frame_id,
                                                       const std::string& project_id);
   Result<std::optional<std::string>> version_snapshot_path(const std::string& version_id);
+  // Bytes of distinct contents recorded from files under `directory` (each
+  // checksum counted once), and whether `checksum` is among them: what a new
+  // snapshot of that content would add to the directory's quota.
+  struct StoredBytes {
+    std::int64_t bytes = 0;
+    bool has_checksum = false;
+  };
+  Result<StoredBytes> artifact_bytes_under(const std::string& directory,
+                                           const std::string& checksum);
   Status bind_version_snapshot(const std::string& version_id, const std::string& snapshot_path);
   Status set_artifact_priority(const std::string& artifact_id, int priority);
   Result<std::optional<std::string>> artifact_of_version(const std::string& version_id);

@@ -119,6 +119,7 @@ class Kernel:
             repo_root=PACKAGE_SOURCE_ROOT,
             transport_factory=transport_factory,
             sandbox_mode=getattr(self._sandbox, "requested_mode", None),
+            hidden_paths=[os.fspath(p) for p in getattr(dispatcher, "store_paths", ()) or ()],
         )
         if hasattr(self._sandbox, "_bind"):
             self._sandbox._bind(self._core, remote=transport_factory is not None)

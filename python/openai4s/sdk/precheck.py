@@ -1,62 +1,73 @@
 """Static shell-safety precheck for ``host.bash``, run before any RPC.
 
+A guard against accidents, not a security boundary (the sandbox is the
+boundary). The rule table is ``precheck_rules.json`` next to this file: the
+host's C++ check embeds the same file, and both run the shared corpus in
+``tests/precheck/corpus.jsonl``, so the two cannot drift apart.
+
 A small shell-word analyser, not a regex over the raw text: it tokenises
 (quotes, escapes, operators, redirections), splits the command list on
 ``;``, ``&&``, ``||``, ``|`` and ``&``, strips launch prefixes (``sudo``,
 ``env``, ``nice`` ...) and assignments, and looks at what each simple
 command would actually run. So ``echo "rm -rf /"`` is an argument to echo and
 passes, while ``sudo -u root rm -fr -- /*`` is a recursive delete of ``/``.
-``bash -c``/``sh -c`` scripts, ``eval`` and ``$(...)`` bodies are analysed the
-same way.
+``bash -c``/``sh -c`` scripts, ``eval``, ``env -S`` and ``$(...)`` bodies are
+analysed the same way, up to a depth limit; nesting past it is refused.
 
-It is total: anything it cannot analyse is "no reason", because the host
-repeats the check. Time is linear in the command length.
+It fails closed on deletes it cannot resolve statically: a target with an
+expansion, a substitution, a brace list or ``..``, names from a pipe
+(``xargs rm``), ``find -delete``/``-exec rm``, a command name that is itself
+an expansion, and relative targets after a ``cd`` it cannot follow. Time is
+linear in the command length.
 """
 
+import json
 import re
+from pathlib import Path
 
-RM_ROOT = "recursive delete targeting '/', '~', or $HOME"
-MKFS = "mkfs would format a filesystem"
-DD_DEVICE = "dd writing directly to a device"
-RAW_DEVICE = "overwrite of a raw block device"
-CHMOD_ROOT = "chmod 777 on '/'"
-FORK_BOMB = "shell fork bomb"
-CURL_PIPE_SHELL = "piping a downloaded script directly into a shell"
+_RULES = json.loads((Path(__file__).with_name("precheck_rules.json")).read_text("utf-8"))
+_REASONS = _RULES["reasons"]
+_ROW_ORDER = _RULES["row_order"]
 
-_MAX_DEPTH = 4
+RM_ROOT = _REASONS["recursive_delete"]
+UNRESOLVED_DELETE = _REASONS["unresolved_delete"]
+MKFS = _REASONS["mkfs"]
+DD_DEVICE = _REASONS["dd_device"]
+RAW_DEVICE = _REASONS["raw_device"]
+CHMOD_ROOT = _REASONS["chmod_root"]
+FORK_BOMB = _REASONS["fork_bomb"]
+CURL_PIPE_SHELL = _REASONS["curl_pipe_shell"]
+TOO_DEEP = _REASONS["too_deep"]
+UNANALYSABLE = _REASONS["unanalysable"]
+
+_MAX_DEPTH = _RULES["max_depth"]
 _SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "&", "(", ")", "\n"})
 _REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<", "<<", "<<<", "<>", "<&"})
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _OPERATORS = sorted(_SEPARATORS | _REDIRECTS, key=len, reverse=True)
 _OPERATOR_STARTS = frozenset(op[0] for op in _OPERATORS)
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "csh", "tcsh", "fish", "ash"})
-_DOWNLOADERS = frozenset({"curl", "wget"})
-_HOME_SPELLINGS = ("~", "$HOME", "${HOME}")
-_PERMISSIVE_MODES = frozenset({"777", "0777", "a+rwx", "+rwx", "ugo+rwx", "a=rwx", "ugo=rwx"})
-_HARMLESS_DEVICES = frozenset(
-    {"null", "zero", "full", "random", "urandom", "stdout", "stderr", "tty"}
-)
+_SHELLS = frozenset(_RULES["shells"])
+_DOWNLOADERS = frozenset(_RULES["downloaders"])
+_HOME_SPELLINGS = tuple(_RULES["home_spellings"])
+_ROOT_SEPARATORS = _RULES["root_separators"]
+_PERMISSIVE_MODES = frozenset(_RULES["permissive_modes"])
+_HARMLESS_DEVICES = frozenset(_RULES["harmless_devices"])
+_DELETE = _RULES["delete"]
+_FIND_DELETE = frozenset(_DELETE["find_delete_actions"])
+_FIND_EXEC = frozenset(_DELETE["find_exec_actions"])
+_XARGS_WITH_ARGUMENT = frozenset(_DELETE["xargs_options_with_argument"])
+_UNRESOLVED_MARKERS = tuple(_DELETE["unresolved_markers"])
+_DIRECTORY_CHANGERS = frozenset(_DELETE["directory_changers"])
+_PREFIXES = {name: frozenset(options) for name, options in _RULES["launch_prefixes"].items()}
+_PREFIX_WITH_OPERAND = frozenset(_RULES["prefix_with_operand"])
+_RESERVED_WORDS = frozenset(_RULES["reserved_words"])
 _RAW_BLOCK_DEVICE = re.compile(
     r"/dev/(sd[a-z]+\d*|hd[a-z]+\d*|vd[a-z]+\d*|xvd[a-z]+\d*"
     r"|nvme\d+n\d+(p\d+)?|mmcblk\d+(p\d+)?|disk\d+(s\d+)?)"
 )
 _FORK_BOMB = re.compile(r"([\w:.]+)\(\)\{\1\|\1&\};\1")
+_MKFS_WORD = re.compile(r"(?<![A-Za-z0-9_])mkfs(?![A-Za-z0-9_])", re.IGNORECASE)
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
-# Launch prefixes: name -> options that take a separate argument.
-_PREFIXES = {
-    "sudo": frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-R", "-T", "-U", "-r", "-t"}),
-    "doas": frozenset({"-u", "-C"}),
-    "env": frozenset({"-u", "-C", "--unset", "--chdir"}),
-    "command": frozenset(),
-    "builtin": frozenset(),
-    "nice": frozenset({"-n", "--adjustment"}),
-    "nohup": frozenset(),
-    "exec": frozenset({"-a"}),
-    "time": frozenset(),
-    "stdbuf": frozenset({"-i", "-o", "-e"}),
-    "ionice": frozenset({"-c", "-n", "-p"}),
-    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
-}
 
 
 class _Lexed:
@@ -125,13 +136,14 @@ def _lex(text):
             word.append(text[i + 1 : i + 2])
             in_word = True
             i += 2
-        elif text.startswith("$(", i) or char == "`":
+        elif text.startswith(("$(", "<(", ">("), i) or char == "`":
+            # Command and process substitution: the body runs.
             end = (
                 _read_substitution(text, i + 1, "(", ")")
-                if char == "$"
+                if char != "`"
                 else text.find("`", i + 1) + 1 or n
             )
-            body = text[i + 2 : end - 1] if char == "$" else text[i + 1 : end - 1]
+            body = text[i + 2 : end - 1] if char != "`" else text[i + 1 : end - 1]
             lexed.nested.append(body)
             word.append(text[i:end])
             in_word = True
@@ -208,11 +220,12 @@ def _basename(word):
 
 
 def _strip_prefixes(words):
-    """The words of what actually runs, without assignments and launchers."""
+    """The words of what actually runs, without assignments, reserved words
+    and launchers."""
     i = 0
     while i < len(words):
         word = words[i]
-        if _ASSIGNMENT.match(word):
+        if _ASSIGNMENT.match(word) or word in _RESERVED_WORDS:
             i += 1
             continue
         name = _basename(word)
@@ -220,123 +233,243 @@ def _strip_prefixes(words):
             break
         with_argument = _PREFIXES[name]
         i += 1
-        if name == "timeout":
-            while i < len(words) and words[i].startswith("-"):
-                i += 2 if words[i] in with_argument else 1
-            i += 1  # the duration
-            continue
-        while i < len(words) and (words[i].startswith("-") or _ASSIGNMENT.match(words[i])):
+        while i < len(words) and (
+            (len(words[i]) > 1 and words[i].startswith("-")) or _ASSIGNMENT.match(words[i])
+        ):
             if words[i] == "--":
                 i += 1
                 break
             i += 2 if words[i] in with_argument else 1
+        if name in _PREFIX_WITH_OPERAND:
+            i += 1  # the duration
     return words[i:]
 
 
 def _root_like(target):
-    if target.startswith("/"):
-        return target.strip("/*.") == ""
-    for home in _HOME_SPELLINGS:
-        if target == home or target.startswith(home + "/"):
-            return target[len(home) :].strip("/*.") == ""
+    """/, ~, $HOME or ${HOME}, alone or followed by a separator (so
+    "~/anything" too: the home directory is never a workspace)."""
+    if target.startswith("/") and target.strip("/*.") == "":
+        return True
+    for root in ("/",) + _HOME_SPELLINGS:
+        if not target.startswith(root):
+            continue
+        if len(target) == len(root) or target[len(root)] in _ROOT_SEPARATORS:
+            return True
+        if root != "/" and target[len(root) :].strip("/*.") == "":
+            return True
     return False
 
 
-def _rm_reason(args):
-    recursive, targets, options_done = False, [], False
-    for arg in args:
-        if options_done or not arg.startswith("-") or arg == "-":
-            targets.append(arg)
-        elif arg == "--":
-            options_done = True
-        elif arg.startswith("--"):
-            recursive = recursive or arg == "--recursive"
-        elif "r" in arg or "R" in arg:
-            recursive = True
-    if recursive and any(_root_like(target) for target in targets):
-        return RM_ROOT
+def _unresolved(target):
+    return any(marker in target for marker in _UNRESOLVED_MARKERS) or ".." in target.split("/")
+
+
+def _target_row(target, cwd):
+    """recursive_delete, unresolved_delete or None for one delete target;
+    `cwd` is "root", "unresolved" or None after the command list's cd's."""
+    if _root_like(target):
+        return "recursive_delete"
+    if _unresolved(target):
+        return "unresolved_delete"
+    if not target.startswith(("/", "~")):
+        if cwd == "root" and target.strip("/*.") == "":
+            return "recursive_delete"
+        if cwd is not None:
+            return "unresolved_delete"
     return None
 
 
-def _dd_reason(args):
+def _is_recursive_option(arg):
+    if arg.startswith("--"):
+        return len(arg) >= 3 and "--recursive".startswith(arg)
+    return "r" in arg or "R" in arg
+
+
+def _rm_rows(args, cwd, from_pipe=False):
+    recursive, targets, options_done = False, [], False
+    for arg in args:
+        if options_done or len(arg) < 2 or not arg.startswith("-"):
+            targets.append(arg)
+        elif arg == "--":
+            options_done = True
+        else:
+            recursive = recursive or _is_recursive_option(arg)
+    if not recursive:
+        return set()
+    rows = {_target_row(target, cwd) for target in targets} - {None}
+    if from_pipe:
+        rows.add("unresolved_delete")
+    return rows
+
+
+def _find_rows(args, cwd):
+    roots, i = [], 0
+    while i < len(args) and not args[i].startswith(("-", "(", "!")):
+        roots.append(args[i])
+        i += 1
+    deletes = False
+    for j in range(i, len(args)):
+        if args[j] in _FIND_DELETE:
+            deletes = True
+        elif args[j] in _FIND_EXEC and j + 1 < len(args):
+            name = _basename(args[j + 1])
+            deletes = deletes or name == _DELETE["rm"] or _unresolved(name)
+    if not deletes:
+        return set()
+    return {_target_row(root, cwd) for root in roots or ["."]} - {None}
+
+
+def _xargs_rows(args, cwd):
+    i = 0
+    while i < len(args) and len(args[i]) > 1 and args[i].startswith("-"):
+        i += 2 if args[i] in _XARGS_WITH_ARGUMENT else 1
+    run = _strip_prefixes(args[i:])
+    if not run:
+        return set()
+    name = _basename(run[0])
+    if name == _DELETE["rm"] or _unresolved(name):
+        return _rm_rows(run[1:], cwd, from_pipe=True)
+    return set()
+
+
+def _cd_state(args, cwd):
+    """Where a cd leaves the command list, as far as deletes are concerned."""
+    operands = [arg for arg in args if not (len(arg) > 1 and arg.startswith("-"))]
+    if not operands:
+        return "root"  # cd alone goes home
+    target = operands[0]
+    if _root_like(target):
+        return "root"
+    if target == "-" or _unresolved(target):
+        return "unresolved"
+    if target.startswith("/"):
+        return None
+    return cwd  # a relative step from wherever we were
+
+
+def _dd_rows(args):
     for arg in args:
         if arg.startswith("of=/dev/"):
             device = arg[len("of=/dev/") :]
             if device not in _HARMLESS_DEVICES and not device.startswith("fd/"):
-                return DD_DEVICE
-    return None
+                return {"dd_device"}
+    return set()
 
 
-def _chmod_reason(args):
+def _chmod_rows(args):
     if any(arg in _PERMISSIVE_MODES for arg in args):
-        if any(_root_like(arg) and not arg.startswith(("~", "$")) for arg in args):
-            return CHMOD_ROOT
-    return None
+        if any(arg.startswith("/") and arg.strip("/*.") == "" for arg in args):
+            return {"chmod_root"}
+    return set()
 
 
-def _nested_scripts(words):
-    """Scripts a command hands to another shell: ``sh -c S``, ``eval S``."""
-    if not words:
-        return []
-    name = _basename(words[0])
+def _nested_scripts(words, run):
+    """Scripts a command hands to another interpreter: ``sh -c S``,
+    ``su -c S``, ``eval S``, ``env -S S``."""
+    scripts = []
+    for i, word in enumerate(words):
+        if _basename(word) != "env":
+            continue
+        j = i + 1
+        while j < len(words) and words[j].startswith("-"):
+            option = words[j]
+            if option in ("-S", "--split-string") and j + 1 < len(words):
+                scripts.append(words[j + 1])
+            elif option.startswith("--split-string="):
+                scripts.append(option[len("--split-string=") :])
+            elif option.startswith("-S") and not option.startswith("--"):
+                scripts.append(option[2:])
+            j += 1
+    if not run:
+        return scripts
+    name = _basename(run[0])
     if name == "eval":
-        return [" ".join(words[1:])]
-    if name in _SHELLS:
-        for index, word in enumerate(words[1:], start=1):
-            if word.startswith("-") and not word.startswith("--") and "c" in word:
-                return words[index + 1 : index + 2]
-    return []
+        scripts.append(" ".join(run[1:]))
+    elif name in _SHELLS or name == "su":
+        for index in range(1, len(run) - 1):
+            word = run[index]
+            short_c = len(word) > 1 and word[0] == "-" and word[1] != "-" and "c" in word
+            if short_c or word == "--command":
+                scripts.append(run[index + 1])
+                break
+    return scripts
 
 
-def _command_reason(words, targets):
+def _command_rows(run, targets, cwd):
+    rows = set()
     for target in targets:
         if _RAW_BLOCK_DEVICE.fullmatch(target):
-            return RAW_DEVICE
-    if not words:
-        return None
-    name, args = _basename(words[0]), words[1:]
-    if name == "rm":
-        return _rm_reason(args)
+            rows.add("raw_device")
+    if not run:
+        return rows
+    name, args = _basename(run[0]), run[1:]
+    if name == _DELETE["rm"] or ("$" in name or "`" in name):
+        # A command name that is an expansion may well be rm.
+        rows |= _rm_rows(args, cwd)
+    if name == "find":
+        rows |= _find_rows(args, cwd)
+    if name == "xargs":
+        rows |= _xargs_rows(args, cwd)
     if name.lower().startswith("mkfs"):
-        return MKFS
+        rows.add("mkfs")
     if name == "dd":
-        return _dd_reason(args)
+        rows |= _dd_rows(args)
     if name == "chmod":
-        return _chmod_reason(args)
-    return None
+        rows |= _chmod_rows(args)
+    return rows
 
 
-def _pipes_download_into_shell(commands):
-    for (words, _targets, op), (following, _t, _o) in zip(commands, commands[1:]):
-        if op in ("|", "|&") and words and following:
-            if _basename(words[0]) in _DOWNLOADERS and _basename(following[0]) in _SHELLS:
+def _substitutes_download(word):
+    if not any(c in word for c in "$`<"):
+        return False
+    for body in _lex(word).nested:
+        for words, _targets, _op in _commands(_lex(body).tokens):
+            run = _strip_prefixes(words)
+            if run and _basename(run[0]) in _DOWNLOADERS:
                 return True
     return False
 
 
+def _pipes_download_into_shell(commands):
+    downloading = piped_in = False
+    for run, _targets, op in commands:
+        name = _basename(run[0]) if run else ""
+        if piped_in and downloading and name in _SHELLS:
+            return True
+        if name in _SHELLS and any(_substitutes_download(arg) for arg in run[1:]):
+            return True
+        if not piped_in:
+            downloading = False
+        downloading = downloading or name in _DOWNLOADERS
+        piped_in = op in ("|", "|&")
+    return False
+
+
 def _classify(command, depth):
+    """The rows `command` matches, anywhere in it."""
     lexed = _lex(command)
-    commands = [
-        (_strip_prefixes(words), targets, op) for words, targets, op in _commands(lexed.tokens)
-    ]
-    for words, targets, _op in commands:
-        reason = _command_reason(words, targets)
-        if reason:
-            return reason
+    raw = _commands(lexed.tokens)
+    rows, cwd, runs = set(), None, []
+    for words, targets, op in raw:
+        run = _strip_prefixes(words)
+        runs.append((run, targets, op))
+        rows |= _command_rows(run, targets, cwd)
+        if run and _basename(run[0]) in _DIRECTORY_CHANGERS:
+            cwd = _cd_state(run[1:], cwd)
     skeleton = "".join(lexed.skeleton)
     if _FORK_BOMB.search("".join(skeleton.split())):
-        return FORK_BOMB
-    if _pipes_download_into_shell(commands):
-        return CURL_PIPE_SHELL
-    if depth < _MAX_DEPTH:
-        scripts = list(lexed.nested)
-        for words, _targets, _op in commands:
-            scripts.extend(_nested_scripts(words))
+        rows.add("fork_bomb")
+    if _pipes_download_into_shell(runs):
+        rows.add("curl_pipe_shell")
+    scripts = list(lexed.nested)
+    for (words, _targets, _op), (run, _t, _o) in zip(raw, runs):
+        scripts.extend(_nested_scripts(words, run))
+    if scripts and depth >= _MAX_DEPTH:
+        rows.add("too_deep")
+    elif scripts:
         for script in scripts:
-            reason = _classify(script, depth + 1)
-            if reason:
-                return reason
-    return None
+            rows |= _classify(script, depth + 1)
+    return rows
 
 
 def precheck(command):
@@ -344,6 +477,12 @@ def precheck(command):
     if not isinstance(command, str) or not command.strip():
         return None
     try:
-        return _classify(command, 0)
-    except Exception:
-        return None
+        rows = _classify(command, 0)
+    except Exception:  # fail closed: what cannot be analysed is not run
+        return UNANALYSABLE
+    if _MKFS_WORD.search(command):
+        rows.add("mkfs")
+    for row in _ROW_ORDER:
+        if row in rows:
+            return _REASONS[row]
+    return None

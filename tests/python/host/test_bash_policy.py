@@ -105,9 +105,44 @@ def test_a_token_from_before_restart_is_refused(dispatcher, workspace):
         )
     assert "token binding mismatch (generation)" in replay["stdout"]
     # Presented unchanged, the old grant names a generation that no longer
-    # runs; consuming it is not executing anything, and authorize for the
-    # old generation is refused outright:
-    assert "refused" in stale["stdout"] or "accepted" in stale["stdout"]
+    # runs: restart() revoked it, and the caller's trusted generation is not
+    # the one it was issued to.
+    assert "refused:" in stale["stdout"], stale["stdout"]
+    assert "accepted" not in stale["stdout"]
+
+
+def test_a_consumed_token_cannot_be_recorded_by_the_next_generation(dispatcher, workspace):
+    allow_bash(dispatcher)
+    with Kernel(dispatcher=dispatcher, cwd=workspace) as k:
+        _authorize_once(k)
+        k.execute("host._call('consume_bash_authorization', [consume])")
+        token = k.execute("import json\nprint(json.dumps(consume))")["stdout"].strip()
+        k.restart()
+        forged = k.execute(
+            "import json\n"
+            f"report = json.loads({token!r})\n"
+            "report.update(status='completed', exit_code=0, stdout='forged', stderr='',\n"
+            "              duration_ms=1, workspace_diff={})\n"
+            "try:\n    host._call('record_bash_result', [report])\n    print('recorded')\n"
+            "except RuntimeError as e:\n    print('refused:', e)"
+        )
+    assert "refused:" in forged["stdout"], forged["stdout"]
+    assert "bash" not in [row[0] for row in audit_rows(dispatcher)]
+
+
+def test_shutdown_revokes_the_generation_s_outstanding_tokens(dispatcher, workspace):
+    allow_bash(dispatcher)
+    with Kernel(dispatcher=dispatcher, cwd=workspace) as k:
+        _authorize_once(k)
+        token = k.execute("import json\nprint(json.dumps(consume))")["stdout"].strip()
+        generation = k.authorization_generation
+    import json
+
+    # Even a caller presenting the right trusted generation is refused: the
+    # worker it was issued to is gone.
+    spec = json.loads(token)
+    result = dispatcher._core.consume(spec, generation=generation)
+    assert "revoked" in result.get("error", ""), result
 
 
 def test_authorize_for_a_previous_generation_is_refused(dispatcher, workspace):

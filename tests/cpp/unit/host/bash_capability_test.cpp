@@ -615,5 +615,31 @@ TEST_F(BashCapabilityTest, RetentionPurgesOnAuthorize) {
   EXPECT_EQ(error_of(service_.record_result(echo(running), sink_)), "bash result: unknown token");
 }
 
+TEST_F(BashCapabilityTest, ConsumeFromAnotherTrustedGenerationIsRefused) {
+  Json capability = issue();
+  // The next worker presents the grant with its bindings intact.
+  EXPECT_EQ(error_of(service_.consume(echo(capability), std::string("kernel:B"))),
+            "bash authorization: token was issued to another worker generation");
+  EXPECT_EQ(service_.consume(echo(capability), std::string("kernel:A"))["ok"], true);
+}
+
+TEST_F(BashCapabilityTest, RecordFromAnotherTrustedGenerationIsRefused) {
+  Json capability = issue_and_consume();
+  EXPECT_EQ(error_of(service_.record_result(echo(capability), sink_, std::string("kernel:B"))),
+            "bash result: token was issued to another worker generation");
+  EXPECT_TRUE(rows_.empty());
+}
+
+TEST_F(BashCapabilityTest, RevokedGenerationTokensAreRefusedEvenFromThatGeneration) {
+  Json fresh = issue("ls -la");
+  Json consumed = issue_and_consume("ls -l");
+  service_.revoke_generation("kernel:A");
+  EXPECT_EQ(error_of(service_.consume(echo(fresh), std::string("kernel:A"))),
+            "bash authorization: token was revoked: its worker generation ended");
+  EXPECT_EQ(error_of(service_.record_result(echo(consumed), sink_)),
+            "bash result: token was revoked: its worker generation ended");
+  EXPECT_TRUE(rows_.empty());
+}
+
 }  // namespace
 }  // namespace o4s::host

@@ -21,15 +21,33 @@ TEST(AuditPreviewTest, ArgsAreWrittenAsPythonsJsonDumps) {
   EXPECT_EQ(args_preview(Json::array({Json::object()})), "[{}]");
 }
 
-TEST(AuditPreviewTest, ArgsKeepNonAsciiAndCutAt500Characters) {
+TEST(AuditPreviewTest, ArgsKeepNonAsciiAndCutValuesNotTheDocument) {
   EXPECT_EQ(args_preview(Json::array({"é ✓"})), "[\"é ✓\"]");
   std::string long_text;
   for (int i = 0; i < 1000; ++i) long_text += "é";
   std::string preview = args_preview(Json::array({long_text}));
-  EXPECT_EQ(code_point_count(preview), 500u);
+  EXPECT_LE(code_point_count(preview), 500u);
   EXPECT_EQ(preview.rfind("[\"éé", 0), 0u);
-  // Cut on a character boundary: valid UTF-8 throughout.
-  EXPECT_EQ(preview.size(), 2 + 498 * 2u);
+  // Still a JSON document: the string was cut and marked, not the text.
+  Json parsed = Json::parse(preview);
+  ASSERT_TRUE(parsed.is_array());
+  std::string kept = parsed[0].get<std::string>();
+  EXPECT_EQ(kept.substr(kept.size() - 3), "\u2026");
+  EXPECT_EQ(kept.rfind("éé", 0), 0u);
+}
+
+TEST(AuditPreviewTest, EveryOversizedShapeIsStillValidJson) {
+  Json wide = Json::array();
+  for (int i = 0; i < 5000; ++i) wide.push_back(Json{{"k" + std::to_string(i), i}});
+  Json deep = Json::array();
+  for (int i = 0; i < 200; ++i) deep = Json::array({deep, std::string(30, 'd')});
+  Json keys = Json::object();
+  for (int i = 0; i < 300; ++i) keys[std::string(200, 'a') + std::to_string(i)] = "v";
+  for (const Json& args : {wide, deep, keys, Json::array({std::string(10'000, '"')})}) {
+    std::string preview = args_preview(args);
+    EXPECT_LE(code_point_count(preview), 500u) << preview;
+    EXPECT_NO_THROW((void)Json::parse(preview)) << preview;
+  }
 }
 
 TEST(AuditPreviewTest, HugeArgsCostNoMoreThanTheCut) {
@@ -38,8 +56,10 @@ TEST(AuditPreviewTest, HugeArgsCostNoMoreThanTheCut) {
   auto start = std::chrono::steady_clock::now();
   std::string preview = args_preview(args);
   auto elapsed = std::chrono::steady_clock::now() - start;
-  EXPECT_EQ(preview.size(), 500u);
+  EXPECT_LE(preview.size(), 500u);
   EXPECT_EQ(preview.rfind("[{\"content\": \"xxx", 0), 0u);
+  Json parsed = Json::parse(preview);
+  EXPECT_EQ(parsed[0]["path"], "big.txt");
   EXPECT_LT(elapsed, std::chrono::milliseconds(200));
 }
 
