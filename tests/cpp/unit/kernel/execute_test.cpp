@@ -372,6 +372,10 @@ TEST(ExecuteTest, EndOfStreamIsAWorkerExitWithTheStderrTail) {
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().code, ErrorCode::kWorkerExited);
   EXPECT_EQ(result.error().message, "kernel worker exited unexpectedly: Segmentation fault\n");
+  // The last words are also kept with the worker's log.
+  auto tail = h.manager->worker_log_tail();
+  ASSERT_FALSE(tail.empty());
+  EXPECT_EQ(tail.back(), "worker exited; its stderr ended with: Segmentation fault\n");
 }
 
 TEST(ExecuteTest, WorkerIsReportedDeadOnceItsExitIsReported) {
