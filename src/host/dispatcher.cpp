@@ -237,7 +237,8 @@ Result<Json> HostDispatcher::call(const std::string& method, const Json& args,
   } else if (auto tool = gated_tool(method)) {
     GateVerdict verdict =
         gate(*config_.store, context.frame_id, *tool, permission_target(method, decoded),
-             context.action_context, lower_trimmed(context.settings.unattended_approval));
+             context.action_context, lower_trimmed(context.settings.unattended_approval),
+             context.approver);
     row.permission_decision_id = verdict.decision_id;
     if (!verdict.allow) {
       outcome = Json{

@@ -13,6 +13,7 @@
 
 #include "base/result.h"
 #include "host/bash_capability.h"
+#include "host/permission_gate.h"
 #include "store/store.h"
 
 namespace o4s::host {
@@ -44,6 +45,9 @@ struct CallContext {
   // The embedder's replacement for the capability service's authorize
   // (the acceptance suite swaps it on the instance); empty = native.
   std::function<Result<Json>(const Json& spec)> authorize_override;
+  // Who answers an "ask" permission (the Jupyter kernel's stdin prompt);
+  // empty = nobody, the unattended policy decides.
+  Approver approver;
 };
 
 // What a handler failing hard maps to at the edge (ValueError, KeyError,

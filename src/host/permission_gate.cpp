@@ -99,9 +99,44 @@ std::string permission_target(const std::string& method, const Json& args) {
   return {};
 }
 
+namespace {
+
+// A person answered: the request is resolved with their answer, recorded
+// as a live decision; "always" adds the conversation rule first, so a
+// failure to record it denies rather than silently asking again later.
+GateVerdict resolve_live(store::Store& store, const std::string& decision_id,
+                         const std::string& root, const std::string& tool,
+                         const std::string& target, Approval answer) {
+  store::PermissionResolution resolution;
+  resolution.resolution_context = "live_thread";
+  bool allow = answer == Approval::kOnce || answer == Approval::kAlways;
+  // Rule patterns are globs: a target with glob characters would allow more
+  // than was asked, so "always" for it is granted once only.
+  bool remember = answer == Approval::kAlways && !root.empty() &&
+                  target.find_first_of("*?[]\\") == std::string::npos;
+  if (remember && !store.set_permission_rule("conversation", root, tool, target, "allow")) {
+    allow = false;
+  }
+  if (allow) {
+    resolution.state = "allowed";
+    resolution.scope = remember ? "conversation" : "once";
+    if (resolution.scope == "conversation") resolution.pattern = target;
+    resolution.message = "allowed by the user";
+  } else {
+    resolution.state = "denied";
+    resolution.message = "denied by the user";
+  }
+  if (!store.resolve_permission_request(decision_id, resolution)) {
+    return {false, "approval persistence failed closed", decision_id};
+  }
+  return {allow, allow ? std::string() : *resolution.message, decision_id};
+}
+
+}  // namespace
+
 GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id,
                  const std::string& tool, const std::string& target, const Json& action_context,
-                 const std::string& unattended_policy) {
+                 const std::string& unattended_policy, const Approver& approver) {
   std::string root = frame_id.value_or("");
   std::string project = "default";
   if (auto scope = store.resolve_frame_scope(frame_id)) {
@@ -147,7 +182,11 @@ GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id
     return {false, "approval required but its durable request could not be recorded", std::nullopt};
   }
   const std::string& decision_id = created.value();
-  // No interactive channel exists yet: the unattended policy decides.
+  if (Approval answer = approver ? approver(tool, target) : Approval::kNoChannel;
+      answer != Approval::kNoChannel) {
+    return resolve_live(store, decision_id, root, tool, target, answer);
+  }
+  // No interactive channel: the unattended policy decides.
   store::PermissionResolution resolution;
   resolution.resolution_context = "unattended";
   bool allow = unattended_policy == "allow";

@@ -55,6 +55,9 @@ def build_parser():
         default="repl",
         help="kernel mode (default: %(default)s)",
     )
+    from openai4s.cli import jupyter
+
+    jupyter.add_parser(commands)
     return parser
 
 
@@ -65,4 +68,8 @@ def main(argv=None):
         from openai4s.cli.repl import run_repl
 
         return run_repl(cwd=args.cwd or os.getcwd(), mode=args.mode)
+    if args.command == "jupyter":
+        from openai4s.cli import jupyter
+
+        return jupyter.run(args)
     raise AssertionError(f"unhandled command {args.command!r}")
