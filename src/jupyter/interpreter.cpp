@@ -55,7 +55,7 @@ Result<std::unique_ptr<Interpreter>> Interpreter::create(const KernelSettings& s
   // One conversation frame per kernel session: conversation-scoped
   // permission rules and the audit rows of this notebook hang off it.
   store::NewFrame frame;
-  frame.kind = "jupyter";
+  frame.kind = "turn";
   frame.name = "jupyter kernel";
   auto frame_id = store.value()->new_frame(frame);
   if (!frame_id) return std::move(frame_id).error();

@@ -30,8 +30,11 @@ def find_executable(explicit=None):
     """The kernel executable: explicit, $OPENAI4S_JUPYTER_KERNEL, or the
     project's own build (`make setup` builds it when xeus-dev is present)."""
     repo = os.path.dirname(PACKAGE_SOURCE_ROOT)
+    if explicit:
+        if os.path.isfile(explicit) and os.access(explicit, os.X_OK):
+            return os.path.abspath(explicit)
+        raise JupyterSetupError(f"not an executable: {explicit}")
     candidates = [
-        explicit,
         os.environ.get("OPENAI4S_JUPYTER_KERNEL"),
         os.path.join(repo, "build", "release", "apps", "jupyter_kernel", _EXECUTABLE_NAME),
         shutil.which(_EXECUTABLE_NAME),
@@ -39,8 +42,6 @@ def find_executable(explicit=None):
     for candidate in candidates:
         if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return os.path.abspath(candidate)
-    if explicit:
-        raise JupyterSetupError(f"not an executable: {explicit}")
     raise JupyterSetupError(
         f"{_EXECUTABLE_NAME} was not found; build it with `make setup` "
         "(needs Debian's xeus-dev) or pass --executable"

@@ -108,20 +108,63 @@ def test_host_calls_go_through_the_dispatcher_and_the_store(kernel, environment)
         "open('result.txt', 'w').write('42')\n"
         "saved = host.save_artifact('result.txt')\n"
         "print(sorted(saved))\n"
-        "denied = host.bash('echo hi')\n"
-        "print(denied)"
+        "try:\n"
+        "    host.bash('echo hi')\n"
+        "except RuntimeError as exc:\n"
+        "    print('bash refused:', exc)\n"
     )
     reply, outputs = kernel.execute(code)
     assert reply["status"] == "ok", reply
     text = stdout_of(outputs)
     assert "version_id" in text
-    # With no standing rule and no approver, the permission gate denies bash.
-    assert "approval" in text or "denied" in text
+    # No standing rule and a client that allows no stdin: nobody can be
+    # asked, so the unattended policy (deny) decides.
+    assert "bash refused:" in text and "no interactive channel" in text
     database = environment.data_dir / "openai4s.db"
     assert database.exists() and not str(database).startswith(str(environment.workspace))
     with sqlite3.connect(database) as conn:
         methods = [row[0] for row in conn.execute("SELECT method FROM host_call_log")]
     assert "save_artifact" in methods
+
+
+def _run_with_answer(kernel, code, answer):
+    msg_id = kernel.kc.execute(code, allow_stdin=True)
+    request = kernel.kc.get_stdin_msg(timeout=60)
+    assert request["msg_type"] == "input_request"
+    kernel.kc.input(answer)
+    reply, outputs = kernel.collect(msg_id)
+    return request["content"], reply, stdout_of(outputs)
+
+
+def _bash_requests(environment):
+    with sqlite3.connect(environment.data_dir / "openai4s.db") as conn:
+        return conn.execute(
+            "SELECT state, scope, resolution_context FROM permission_requests"
+            " WHERE tool = 'bash' ORDER BY created_at"
+        ).fetchall()
+
+
+@pytest.mark.parametrize("answer", ["y", "n", "a"])
+def test_an_ask_permission_becomes_a_prompt_on_stdin(kernel, environment, answer):
+    code = "try:\n    print(host.bash('echo approved-run'))\nexcept RuntimeError as exc:\n    print('refused:', exc)\n"
+    prompt, reply, text = _run_with_answer(kernel, code, answer)
+    assert "[y]es once / [a]lways / [N]o" in prompt["prompt"]
+    assert "echo approved-run" in prompt["prompt"]
+    assert reply["status"] == "ok", reply
+    state, scope, context = _bash_requests(environment)[-1]
+    assert context == "live_thread"
+    if answer == "n":
+        assert "refused:" in text and "denied by the user" in text
+        assert state == "denied"
+        return
+    assert "approved-run" in text and "refused" not in text
+    assert state == "allowed"
+    assert scope == ("conversation" if answer == "a" else "once")
+    if answer == "a":
+        # Remembered for this kernel's conversation: no second prompt.
+        msg_id = kernel.kc.execute(code, allow_stdin=True)
+        reply, outputs = kernel.collect(msg_id)
+        assert "approved-run" in stdout_of(outputs)
 
 
 def test_the_store_may_not_live_in_the_workspace(environment, tmp_path):
