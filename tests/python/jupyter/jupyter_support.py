@@ -50,8 +50,6 @@ class KernelEnvironment:
         env = dict(os.environ)
         env["JUPYTER_PATH"] = str(self.prefix / "share" / "jupyter")
         env["OPENAI4S_DATA_DIR"] = str(self.data_dir)
-        # Jupyter's own runtime files (connection files) stay private too.
-        env["JUPYTER_RUNTIME_DIR"] = str(self.prefix / "runtime")
         if self.sandbox_mode:
             env["OPENAI4S_KERNEL_SANDBOX"] = self.sandbox_mode
         return env
