@@ -17,6 +17,7 @@
 #include <xeus/xkernel_configuration.hpp>
 #include <zmq.hpp>
 
+#include "jupyter/history.h"
 #include "jupyter/interpreter.h"
 #include "jupyter/interrupting_server.h"
 
@@ -150,7 +151,8 @@ int main(int argc, char** argv) {
   xeus::xconfiguration config = xeus::load_configuration(flags.connection_file);
   auto context = xeus::make_context<zmq::context_t>();
   xeus::xkernel kernel(config, xeus::get_user_name(), std::move(context), std::move(interpreter),
-                       o4s::jupyter::make_interrupting_server);
+                       o4s::jupyter::make_interrupting_server,
+                       std::make_unique<o4s::jupyter::History>());
   kernel.start();
   return 0;
 }
