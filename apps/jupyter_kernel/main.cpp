@@ -11,7 +11,6 @@
 #include <memory>
 #include <string>
 #include <thread>
-
 #include <xeus/xeus_context.hpp>
 #include <xeus/xkernel.hpp>
 #include <xeus/xkernel_configuration.hpp>

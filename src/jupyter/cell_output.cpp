@@ -32,8 +32,8 @@ std::optional<nl::json> CellOutput::on_frame(const nl::json& frame) {
     // Without a client that allows stdin, the manager answers with an
     // error and input() raises in the cell.
     if (!allow_stdin_) return std::nullopt;
-    std::string value = xeus::blocking_input_request(frame.value("prompt", ""),
-                                                     frame.value("password", false));
+    std::string value =
+        xeus::blocking_input_request(frame.value("prompt", ""), frame.value("password", false));
     return nl::json{{"type", "input_reply"}, {"id", frame.value("id", "")}, {"value", value}};
   }
   if (silent_) return std::nullopt;

@@ -6,7 +6,6 @@
 
 #include <optional>
 #include <string>
-
 #include <xeus/xinterpreter.hpp>
 
 #include "kernel/kernel_hooks.h"

@@ -6,10 +6,13 @@
 
 namespace o4s::jupyter {
 
-void History::store_inputs_impl(int session, int line_num, const std::string& input,
+// xeus 2.4 passes the same line number for every input, so lines are
+// numbered here: one per stored input, from 1, like execution counts.
+void History::store_inputs_impl(int session, int /*line_num*/, const std::string& input,
                                 const std::string& output) {
   std::lock_guard lock(mutex_);
-  entries_.push_back(Entry{session, line_num, input, output});
+  int line = static_cast<int>(entries_.size()) + 1;
+  entries_.push_back(Entry{session, line, input, output});
 }
 
 nl::json History::row(const Entry& entry, bool output) const {

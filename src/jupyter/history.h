@@ -7,7 +7,6 @@
 #include <mutex>
 #include <string>
 #include <vector>
-
 #include <xeus/xhistory_manager.hpp>
 
 namespace o4s::jupyter {

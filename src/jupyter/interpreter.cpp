@@ -1,8 +1,7 @@
 #include "jupyter/interpreter.h"
 
-#include <xeus/xinput.hpp>
-
 #include <cctype>
+#include <xeus/xinput.hpp>
 
 #include "jupyter/cell_output.h"
 #include "jupyter/error_parts.h"
@@ -146,8 +145,7 @@ nl::json Interpreter::execute_request_impl(int execution_counter, const std::str
       manager_->kill_worker();
     }
     return error_reply(execution_counter, "KernelWorkerDied",
-                       message + " (a fresh worker starts with the next cell)", {message},
-                       !silent);
+                       message + " (a fresh worker starts with the next cell)", {message}, !silent);
   }
   const nl::json& response = result.value();
   output.finish(response);
@@ -241,21 +239,20 @@ std::string Interpreter::banner() {
 }
 
 nl::json Interpreter::kernel_info_request_impl() {
-  return nl::json{
-      {"status", "ok"},
-      {"protocol_version", "5.3"},
-      {"implementation", "openai4s"},
-      {"implementation_version", kImplementationVersion},
-      {"language_info",
-       {{"name", "python"},
-        {"version", language_version_},
-        {"mimetype", "text/x-python"},
-        {"file_extension", ".py"},
-        {"codemirror_mode", {{"name", "ipython"}, {"version", 3}}},
-        {"pygments_lexer", "ipython3"},
-        {"nbconvert_exporter", "python"}}},
-      {"banner", banner()},
-      {"help_links", nl::json::array()}};
+  return nl::json{{"status", "ok"},
+                  {"protocol_version", "5.3"},
+                  {"implementation", "openai4s"},
+                  {"implementation_version", kImplementationVersion},
+                  {"language_info",
+                   {{"name", "python"},
+                    {"version", language_version_},
+                    {"mimetype", "text/x-python"},
+                    {"file_extension", ".py"},
+                    {"codemirror_mode", {{"name", "ipython"}, {"version", 3}}},
+                    {"pygments_lexer", "ipython3"},
+                    {"nbconvert_exporter", "python"}}},
+                  {"banner", banner()},
+                  {"help_links", nl::json::array()}};
 }
 
 void Interpreter::shutdown_request_impl() { stop_worker(); }

@@ -18,8 +18,10 @@ InterruptingServer::InterruptingServer(std::unique_ptr<xeus::xserver> inner,
     : inner_(std::move(inner)), on_interrupt_(std::move(on_interrupt)) {
   // The inner server's threads call these; they forward to the listeners
   // xkernel registers on this object (registered later, before start).
-  inner_->register_shell_listener([this](xeus::xmessage m) { notify_shell_listener(std::move(m)); });
-  inner_->register_stdin_listener([this](xeus::xmessage m) { notify_stdin_listener(std::move(m)); });
+  inner_->register_shell_listener(
+      [this](xeus::xmessage m) { notify_shell_listener(std::move(m)); });
+  inner_->register_stdin_listener(
+      [this](xeus::xmessage m) { notify_stdin_listener(std::move(m)); });
   inner_->register_internal_listener(
       [this](nl::json m) { return notify_internal_listener(std::move(m)); });
   inner_->register_control_listener([this](xeus::xmessage m) {
@@ -63,8 +65,8 @@ void set_interrupt_handler(std::function<void()> handler) {
 std::unique_ptr<xeus::xserver> make_interrupting_server(xeus::xcontext& context,
                                                         const xeus::xconfiguration& config,
                                                         nl::json::error_handler_t eh) {
-  return std::make_unique<InterruptingServer>(
-      xeus::make_xserver_control_main(context, config, eh), pending_handler());
+  return std::make_unique<InterruptingServer>(xeus::make_xserver_control_main(context, config, eh),
+                                              pending_handler());
 }
 
 }  // namespace o4s::jupyter

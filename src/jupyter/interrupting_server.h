@@ -7,7 +7,6 @@
 
 #include <functional>
 #include <memory>
-
 #include <xeus/xeus_context.hpp>
 #include <xeus/xkernel_configuration.hpp>
 #include <xeus/xserver.hpp>
