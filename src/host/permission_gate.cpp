@@ -196,13 +196,14 @@ GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id
     return {false, "approval required but its durable request could not be recorded", std::nullopt};
   }
   const std::string& decision_id = created.value();
-  ApprovalAnswer answer = ApprovalAnswer::kDeny;
+  ApprovalAnswer answer = ApprovalAnswer::kNoChannel;
   if (approver) answer = approver(ApprovalRequest{decision_id, tool, target, root});
   // A session-wide answer needs a conversation to scope its rule to; without
   // one it is honoured for this call only.
   if (answer == ApprovalAnswer::kConversation && root.empty()) answer = ApprovalAnswer::kOnce;
+  bool asked = answer != ApprovalAnswer::kNoChannel;
   store::PermissionResolution resolution =
-      approver ? interactive_resolution(answer, target) : unattended_resolution(unattended_policy);
+      asked ? interactive_resolution(answer, target) : unattended_resolution(unattended_policy);
   bool allow = resolution.state == "allowed";
   if (!store.resolve_permission_request(decision_id, resolution)) {
     return {false, "approval persistence failed closed", decision_id};

@@ -30,6 +30,7 @@ enum class ApprovalAnswer {
   kDeny,
   kOnce,          // this call only
   kConversation,  // this call, and a standing allow for the same target in the conversation
+  kNoChannel,     // nobody could be asked (e.g. a client without stdin): the unattended policy
 };
 
 struct ApprovalRequest {

@@ -108,7 +108,7 @@ Result<Json> KernelManager::finalise_response(Json response,
 
 Result<Json> KernelManager::execute(const std::string& code, const std::string& origin,
                                     const std::optional<std::string>& cell_id_arg,
-                                    ChunkSink* on_chunk) {
+                                    ChunkSink* on_chunk, CellFrameSink* on_frames) {
   std::lock_guard transaction(transaction_);
   if (!is_alive()) return make_error(ErrorCode::kNotAlive, "kernel worker is not alive");
   const std::string cell_id = cell_id_arg && !cell_id_arg->empty() ? *cell_id_arg : uuid4();
@@ -171,6 +171,9 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
         kept.seq = seq->get<std::int64_t>();
       }
       kept_chunks.keep(std::move(kept));
+    } else if (type == "display" || type == "clear_output" || type == "input_request") {
+      Status delivered = deliver_cell_frame(frame, cell_id, on_frames);
+      if (!delivered) return std::move(delivered).error();
     } else if (type == "skill_sidecar_load") {
       sidecar_event = true;
     } else if (type == "log") {

@@ -65,4 +65,15 @@ class ChunkSink {
   virtual Status deliver(const std::string& text) = 0;
 };
 
+// Receives the frames a cell sends besides stdout (contracts.md: display,
+// clear_output, input_request), on the execute caller's thread. For an
+// input_request it returns the input_reply to send; nullopt means "no
+// answer", and the manager then answers with an error so input() raises
+// instead of waiting forever.
+class CellFrameSink {
+ public:
+  virtual ~CellFrameSink() = default;
+  virtual std::optional<Json> on_frame(const Json& frame) = 0;
+};
+
 }  // namespace o4s::kernel

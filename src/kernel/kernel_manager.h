@@ -65,7 +65,15 @@ class KernelManager {
   // passes a snapshot taken under its own lock instead.
   Status start(double init_timeout_s, std::optional<EnvMap> environment = std::nullopt);
   Result<Json> execute(const std::string& code, const std::string& origin,
-                       const std::optional<std::string>& cell_id, ChunkSink* on_chunk);
+                       const std::optional<std::string>& cell_id, ChunkSink* on_chunk,
+                       CellFrameSink* on_frames = nullptr);
+  // A one-frame request/answer exchange with an idle worker (is_complete,
+  // complete, inspect: answered by a frame of type request type + "_reply"
+  // with the same id). A worker that does not know the request answers
+  // nothing, so a fence (a stdout_request for an id no cell has) follows it:
+  // the fence's answer arriving first means "unsupported" (nullopt). Fails
+  // Busy instead of waiting, like inspect_variables.
+  Result<std::optional<Json>> worker_request(Json request);
   // limit validated by the caller's type check; range checked here.
   Result<Json> inspect_variables(long long limit);
   // Never takes the transaction lock: callable from any thread, including
@@ -116,6 +124,9 @@ class KernelManager {
   // The worker's captured stdout of `cell_id` (after a declared stream did
   // not add up), or an error if the worker cannot say.
   Result<std::string> request_stdout(const std::string& cell_id);
+  // A display / clear_output / input_request frame during `cell_id`.
+  Status deliver_cell_frame(const Json& frame, const std::string& cell_id,
+                            CellFrameSink* on_frames);
   // The worker's next JSON-object frame; end of stream is the worker's exit.
   Result<Json> next_object_frame();
 

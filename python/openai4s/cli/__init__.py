@@ -74,6 +74,9 @@ def build_parser():
     audit.add_argument("--frame", default=None, help="only calls made in this frame id")
     audit.add_argument("--tool", default=None, help="only calls of this method, e.g. bash")
     audit.add_argument("--json", action="store_true", help="one JSON object per line")
+    from openai4s.cli import jupyter
+
+    jupyter.add_parser(commands)
     return parser
 
 
@@ -104,4 +107,8 @@ def main(argv=None):
             method=args.tool,
             as_json=args.json,
         )
+    if args.command == "jupyter":
+        from openai4s.cli import jupyter
+
+        return jupyter.run(args)
     raise AssertionError(f"unhandled command {args.command!r}")

@@ -32,7 +32,7 @@ import json
 import signal
 import threading
 
-from openai4s.kernel import channel, displayhook, inspector, protocol
+from openai4s.kernel import channel, code_completeness, displayhook, inspector, protocol
 from openai4s.kernel.capture import BoundedBuffer, StreamingStdout, cap_text
 from openai4s.kernel.files_read import ReadObserver, _workspace_relative_read_path
 from openai4s.kernel.guards import CellGuards
@@ -295,6 +295,8 @@ class _Session:
                 _write_frame(self.inspect(request))
             elif kind == "stdout_request":
                 _write_frame(self.last_stdout(request.get("id")))
+            elif kind == "is_complete":
+                _write_frame(code_completeness.reply(request))
             # Anything else -- notably the late answer to an RPC a SIGINT
             # abandoned -- is not a request.
 

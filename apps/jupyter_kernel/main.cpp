@@ -1,0 +1,157 @@
+// openai4s-jupyter-kernel: flags -> settings -> a xeus kernel over the C++
+// kernel manager. Started by a Jupyter client from the `openai4s-python`
+// kernelspec (`openai4s jupyter install`) with -f <connection file>.
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <xeus/xeus_context.hpp>
+#include <xeus/xkernel.hpp>
+#include <xeus/xkernel_configuration.hpp>
+#include <zmq.hpp>
+
+#include "jupyter/history.h"
+#include "jupyter/interpreter.h"
+#include "jupyter/interrupting_server.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Flags {
+  std::string connection_file;
+  o4s::jupyter::KernelSettings settings;
+};
+
+const char* kUsage =
+    "usage: openai4s-jupyter-kernel -f CONNECTION_FILE --python PYTHON --repo-root DIR\n"
+    "                               [--workspace DIR] [--data-dir DIR]\n";
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? std::string(value) : fallback;
+}
+
+bool parse_flags(int argc, char** argv, Flags& flags) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](std::string& out) {
+      if (i + 1 >= argc) return false;
+      out = argv[++i];
+      return true;
+    };
+    bool ok = true;
+    if (arg == "-f" || arg == "--connection-file") {
+      ok = value(flags.connection_file);
+    } else if (arg == "--python") {
+      ok = value(flags.settings.python);
+    } else if (arg == "--repo-root") {
+      ok = value(flags.settings.repo_root);
+    } else if (arg == "--workspace") {
+      ok = value(flags.settings.workspace);
+    } else if (arg == "--data-dir") {
+      ok = value(flags.settings.data_dir);
+    } else {
+      ok = false;
+    }
+    if (!ok) return false;
+  }
+  return !flags.connection_file.empty() && !flags.settings.python.empty() &&
+         !flags.settings.repo_root.empty();
+}
+
+// The store is the host's record of permissions and audit: a workspace the
+// worker can write must not contain it.
+bool inside(const fs::path& path, const fs::path& dir) {
+  auto rel = path.lexically_relative(dir);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+bool resolve_paths(o4s::jupyter::KernelSettings& s) {
+  std::error_code ec;
+  if (s.workspace.empty()) s.workspace = fs::current_path(ec).string();
+  if (s.data_dir.empty()) {
+    s.data_dir = env_or("OPENAI4S_DATA_DIR", env_or("HOME", "/nonexistent") + "/.openai4s");
+  }
+  fs::create_directories(fs::path(s.data_dir) / "artifacts", ec);
+  fs::path workspace = fs::weakly_canonical(s.workspace, ec);
+  fs::path data = fs::weakly_canonical(s.data_dir, ec);
+  if (inside(data, workspace)) {
+    std::fprintf(stderr,
+                 "openai4s-jupyter-kernel: the data directory %s is inside the workspace %s; the "
+                 "worker could rewrite its own permissions. Use --data-dir or OPENAI4S_DATA_DIR.\n",
+                 data.c_str(), workspace.c_str());
+    return false;
+  }
+  s.workspace = workspace.string();
+  s.data_dir = data.string();
+  return true;
+}
+
+o4s::host::HostSettings host_settings() {
+  o4s::host::HostSettings settings;
+  settings.unattended_approval = env_or("OPENAI4S_UNATTENDED_APPROVAL", "deny");
+  settings.egress_mode = env_or("OPENAI4S_EGRESS", "");
+  settings.bash_allowed_roots = env_or("OPENAI4S_BASH_ALLOWED_ROOTS", "");
+  return settings;
+}
+
+// Signal-mode interrupts (SIGINT from the client) and a polite SIGTERM are
+// taken by one thread with sigwait, never by a handler: interrupting the
+// worker takes locks, which a handler must not.
+void watch_signals(const sigset_t& set, o4s::jupyter::Interpreter* interpreter) {
+  for (;;) {
+    int signo = 0;
+    if (sigwait(&set, &signo) != 0) continue;
+    if (signo == SIGINT) {
+      interpreter->interrupt();
+    } else {
+      interpreter->stop_worker();
+      std::_Exit(128 + signo);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags flags;
+  if (!parse_flags(argc, argv, flags)) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  if (!resolve_paths(flags.settings)) return 2;
+  flags.settings.host = host_settings();
+
+  // Blocked before any thread exists, so every thread (xeus's, the
+  // supervisor's) inherits the mask and only the watcher takes them.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+  auto created = o4s::jupyter::Interpreter::create(flags.settings);
+  if (!created) {
+    std::fprintf(stderr, "openai4s-jupyter-kernel: %s\n", created.error().message.c_str());
+    return 1;
+  }
+  std::unique_ptr<o4s::jupyter::Interpreter> interpreter = std::move(created.value());
+  o4s::jupyter::Interpreter* raw = interpreter.get();
+  std::thread(watch_signals, set, raw).detach();
+  o4s::jupyter::set_interrupt_handler([raw] { raw->interrupt(); });
+
+  xeus::xconfiguration config = xeus::load_configuration(flags.connection_file);
+  auto context = xeus::make_context<zmq::context_t>();
+  xeus::xkernel kernel(config, xeus::get_user_name(), std::move(context), std::move(interpreter),
+                       o4s::jupyter::make_interrupting_server,
+                       std::make_unique<o4s::jupyter::History>());
+  kernel.start();
+  return 0;
+}

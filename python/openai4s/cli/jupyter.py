@@ -1,0 +1,192 @@
+"""`openai4s jupyter install|export|describe`: the `openai4s-python` kernelspec.
+
+The kernel itself is the C++ executable `openai4s-jupyter-kernel` (xeus over
+the C++ kernel manager); a kernelspec only tells Jupyter clients how to start
+it: the executable, the worker's interpreter and where the `openai4s`
+package lives. Installing over an existing spec fails unless `--replace` is
+given, so a spec someone else wrote is never lost silently.
+"""
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+#: The directory holding the `openai4s` package (the worker's import root).
+#: Computed here rather than imported so `--help` never loads the C++ core.
+PACKAGE_SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+KERNEL_NAME = "openai4s-python"
+DISPLAY_NAME = "openai4s (Python)"
+_EXECUTABLE_NAME = "openai4s-jupyter-kernel"
+
+
+class JupyterSetupError(RuntimeError):
+    """What the user has to fix, said plainly."""
+
+
+def find_executable(explicit=None):
+    """The kernel executable: explicit, $OPENAI4S_JUPYTER_KERNEL, or the
+    project's own build (`make setup` builds it when xeus-dev is present)."""
+    repo = os.path.dirname(PACKAGE_SOURCE_ROOT)
+    if explicit:
+        if os.path.isfile(explicit) and os.access(explicit, os.X_OK):
+            return os.path.abspath(explicit)
+        raise JupyterSetupError(f"not an executable: {explicit}")
+    candidates = [
+        os.environ.get("OPENAI4S_JUPYTER_KERNEL"),
+        os.path.join(repo, "build", "release", "apps", "jupyter_kernel", _EXECUTABLE_NAME),
+        shutil.which(_EXECUTABLE_NAME),
+    ]
+    for candidate in candidates:
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return os.path.abspath(candidate)
+    raise JupyterSetupError(
+        f"{_EXECUTABLE_NAME} was not found; build it with `make setup` "
+        "(needs Debian's xeus-dev) or pass --executable"
+    )
+
+
+def kernelspec(executable=None, python=None, workspace=None):
+    """The kernel.json document."""
+    argv = [
+        find_executable(executable),
+        "-f",
+        "{connection_file}",
+        "--python",
+        os.path.abspath(python or sys.executable),
+        "--repo-root",
+        PACKAGE_SOURCE_ROOT,
+    ]
+    if workspace:
+        argv += ["--workspace", os.path.abspath(workspace)]
+    return {
+        "argv": argv,
+        "display_name": DISPLAY_NAME,
+        "language": "python",
+        # Both work; the message is the one that reaches a kernel behind a
+        # gateway, and it is what this kernel answers on its control channel.
+        "interrupt_mode": "message",
+        "metadata": {"openai4s": {"kind": "python", "worker": "openai4s.kernel.worker"}},
+    }
+
+
+def kernels_dir(prefix=None, user=False):
+    """Where a spec goes: <prefix>/share/jupyter/kernels, the user's Jupyter
+    data dir, or (neither) this interpreter's prefix."""
+    if prefix and user:
+        raise JupyterSetupError("--prefix and --user are exclusive")
+    if user:
+        from jupyter_core.paths import jupyter_data_dir
+
+        return os.path.join(jupyter_data_dir(), "kernels")
+    return os.path.join(os.path.abspath(prefix or sys.prefix), "share", "jupyter", "kernels")
+
+
+def write_spec_dir(directory, spec):
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "kernel.json"), "w", encoding="utf-8") as handle:
+        json.dump(spec, handle, indent=2)
+        handle.write("\n")
+
+
+def install(prefix=None, user=False, replace=False, executable=None, python=None, workspace=None):
+    """Installs the spec; returns its directory."""
+    spec = kernelspec(executable, python, workspace)
+    parent = kernels_dir(prefix, user)
+    target = os.path.join(parent, KERNEL_NAME)
+    if os.path.lexists(target) and not replace:
+        raise JupyterSetupError(
+            f"a kernelspec already exists at {target}; pass --replace to overwrite it"
+        )
+    os.makedirs(parent, exist_ok=True)
+    # Written beside the target and renamed into place, so a reader never
+    # sees half a spec and a failed write leaves the old one.
+    staging = tempfile.mkdtemp(prefix=f".{KERNEL_NAME}-", dir=parent)
+    try:
+        write_spec_dir(staging, spec)
+        os.chmod(staging, 0o755)
+        if os.path.lexists(target):
+            if os.path.isdir(target) and not os.path.islink(target):
+                shutil.rmtree(target)
+            else:
+                os.unlink(target)
+        os.rename(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
+
+
+def installed_specs():
+    """{name: resource dir} of every openai4s kernelspec Jupyter would find."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    found = KernelSpecManager().find_kernel_specs()
+    return {name: path for name, path in found.items() if name.startswith("openai4s")}
+
+
+def run(args):
+    """The `jupyter` command; returns the exit status."""
+    try:
+        if args.action == "install":
+            path = install(
+                prefix=args.prefix,
+                user=args.user,
+                replace=args.replace,
+                executable=args.executable,
+                python=args.python,
+                workspace=args.workspace,
+            )
+            print(f"installed kernelspec {KERNEL_NAME} in {path}")
+        elif args.action == "export":
+            spec = kernelspec(args.executable, args.python, args.workspace)
+            if args.output:
+                target = os.path.join(args.output, KERNEL_NAME)
+                if os.path.lexists(target) and not args.replace:
+                    raise JupyterSetupError(f"{target} exists; pass --replace to overwrite it")
+                write_spec_dir(target, spec)
+                print(target)
+            else:
+                json.dump(spec, sys.stdout, indent=2)
+                sys.stdout.write("\n")
+        elif args.action == "describe":
+            describe = {"name": KERNEL_NAME, "installed": installed_specs()}
+            try:
+                describe["spec"] = kernelspec(args.executable, args.python, args.workspace)
+            except JupyterSetupError as error:
+                describe["spec_error"] = str(error)
+            json.dump(describe, sys.stdout, indent=2)
+            sys.stdout.write("\n")
+    except JupyterSetupError as error:
+        print(f"openai4s jupyter {args.action}: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def add_parser(commands):
+    jupyter = commands.add_parser(
+        "jupyter",
+        help="the openai4s Jupyter kernel (kernelspec install/export/describe)",
+        description="Install, export or describe the openai4s-python Jupyter kernelspec.",
+    )
+    actions = jupyter.add_subparsers(dest="action", metavar="ACTION", required=True)
+    for name, text in (
+        ("install", "install the kernelspec where Jupyter finds it"),
+        ("export", "print the kernel.json (or write a spec dir with --output)"),
+        ("describe", "the spec this install would write and the installed ones"),
+    ):
+        action = actions.add_parser(name, help=text, description=text)
+        action.add_argument("--executable", help="the openai4s-jupyter-kernel binary")
+        action.add_argument("--python", help="the worker's interpreter (default: this one)")
+        action.add_argument("--workspace", help="a fixed workspace (default: the notebook's dir)")
+        if name == "install":
+            where = action.add_mutually_exclusive_group()
+            where.add_argument("--prefix", help="install under PREFIX/share/jupyter/kernels")
+            where.add_argument("--user", action="store_true", help="install for this user")
+        if name in ("install", "export"):
+            action.add_argument("--replace", action="store_true", help="overwrite an existing spec")
+        if name == "export":
+            action.add_argument("--output", help="write DIR/openai4s-python/kernel.json")
+    return jupyter

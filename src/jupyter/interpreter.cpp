@@ -1,0 +1,262 @@
+#include "jupyter/interpreter.h"
+
+#include <cctype>
+#include <xeus/xinput.hpp>
+
+#include "jupyter/cell_output.h"
+#include "jupyter/error_parts.h"
+#include "jupyter/native_hooks.h"
+#include "sandbox/kernel_sandbox.h"
+#include "sandbox/sandbox_settings.h"
+#include "store/store.h"
+
+namespace o4s::jupyter {
+
+namespace {
+
+constexpr const char* kImplementationVersion = "0.1.0";
+
+std::string trimmed(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) {
+    text.pop_back();
+  }
+  return text;
+}
+
+nl::json string_or(const nl::json& frame, const char* key, nl::json fallback) {
+  auto it = frame.find(key);
+  return it != frame.end() && !it->is_null() ? *it : fallback;
+}
+
+// The approval prompt: [y]es once / [a]lways / [N]o; anything else is no.
+host::ApprovalAnswer ask_the_user(const host::ApprovalRequest& request) {
+  std::string answer = xeus::blocking_input_request(
+      "openai4s: allow " + request.tool + ": " + request.target +
+          " ? [y]es once / [a]lways / [N]o: ",
+      false);
+  std::string word;
+  for (char c : answer) {
+    if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  if (word == "y" || word == "yes") return host::ApprovalAnswer::kOnce;
+  if (word == "a" || word == "always") return host::ApprovalAnswer::kConversation;
+  return host::ApprovalAnswer::kDeny;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Interpreter>> Interpreter::create(const KernelSettings& settings) {
+  auto store = store::Store::open(settings.data_dir + "/openai4s.db");
+  if (!store) return std::move(store).error();
+  if (auto seeded = store.value()->seed_default_permission_rules(); !seeded) {
+    return std::move(seeded).error();
+  }
+  // One conversation frame per kernel session: conversation-scoped
+  // permission rules and the audit rows of this notebook hang off it.
+  store::NewFrame frame;
+  frame.kind = "turn";
+  frame.name = "jupyter kernel";
+  auto frame_id = store.value()->new_frame(frame);
+  if (!frame_id) return std::move(frame_id).error();
+
+  host::DispatcherConfig config;
+  config.store = store.value();
+  config.workspace = settings.workspace;
+  config.data_dir = settings.data_dir;
+  config.artifacts_dir = settings.data_dir + "/artifacts";
+  auto dispatcher = std::make_shared<host::HostDispatcher>(std::move(config));
+
+  kernel::KernelOptions options;
+  options.cwd = settings.workspace;
+  options.python = settings.python;
+  options.worker_script = settings.repo_root + "/openai4s/kernel/worker.py";
+  options.repo_root = settings.repo_root;
+  // The sandbox is the same as for any kernel: OPENAI4S_KERNEL_SANDBOX and
+  // friends, read from this process's environment.
+  auto sandbox_settings = sandbox::settings_from_environment(kernel::current_process_environment(),
+                                                             sandbox::physical_memory_bytes());
+  if (!sandbox_settings) return std::move(sandbox_settings).error();
+  options.sandbox = std::make_shared<sandbox::KernelSandbox>(std::move(sandbox_settings.value()));
+
+  auto hooks = std::make_shared<NativeKernelHooks>(dispatcher, settings.host, frame_id.value());
+  auto manager = std::make_unique<kernel::KernelManager>(std::move(options), hooks, nullptr);
+  if (auto started = manager->start(settings.init_timeout_s); !started) {
+    return std::move(started).error();
+  }
+  return std::unique_ptr<Interpreter>(
+      new Interpreter(std::move(dispatcher), std::move(hooks), std::move(manager), settings));
+}
+
+Interpreter::Interpreter(std::shared_ptr<host::HostDispatcher> dispatcher,
+                         std::shared_ptr<NativeKernelHooks> hooks,
+                         std::unique_ptr<kernel::KernelManager> manager, KernelSettings settings)
+    : dispatcher_(std::move(dispatcher)),
+      hooks_(std::move(hooks)),
+      manager_(std::move(manager)),
+      settings_(std::move(settings)) {
+  xeus::register_interpreter(this);
+  language_version_ = language_version();
+}
+
+Interpreter::~Interpreter() { stop_worker(); }
+
+void Interpreter::interrupt() { (void)manager_->interrupt(); }
+
+void Interpreter::stop_worker() {
+  if (manager_) manager_->shutdown();
+}
+
+void Interpreter::configure_impl() {}
+
+Status Interpreter::ensure_worker() {
+  if (manager_->is_alive()) return {};
+  return manager_->restart(settings_.init_timeout_s);
+}
+
+nl::json Interpreter::error_reply(int execution_counter, const std::string& ename,
+                                  const std::string& evalue, std::vector<std::string> traceback,
+                                  bool publish) {
+  if (publish) publish_execution_error(ename, evalue, traceback);
+  return nl::json{{"status", "error"},
+                  {"execution_count", execution_counter},
+                  {"ename", ename},
+                  {"evalue", evalue},
+                  {"traceback", std::move(traceback)}};
+}
+
+nl::json Interpreter::execute_request_impl(int execution_counter, const std::string& code,
+                                           bool silent, bool /*store_history*/,
+                                           nl::json /*user_expressions*/, bool allow_stdin) {
+  if (auto ready = ensure_worker(); !ready) {
+    std::string message = "the kernel could not start a fresh worker: " + ready.error().message;
+    return error_reply(execution_counter, "KernelWorkerUnavailable", message, {message}, !silent);
+  }
+  CellOutput output(*this, execution_counter, silent, allow_stdin);
+  // An "ask" permission becomes a prompt on the client's stdin, only while
+  // a cell whose client allows stdin runs.
+  if (allow_stdin) hooks_->set_approver(ask_the_user);
+  auto result = manager_->execute(code, "user", std::nullopt, &output, &output);
+  hooks_->set_approver({});
+  if (!result) {
+    // The worker died (or the protocol broke): this cell fails, and the
+    // next request gets a fresh worker (ensure_worker above).
+    std::string message = result.error().message;
+    if (manager_->is_alive() && result.error().code != ErrorCode::kWorkerExited) {
+      manager_->kill_worker();
+    }
+    return error_reply(execution_counter, "KernelWorkerDied",
+                       message + " (a fresh worker starts with the next cell)", {message}, !silent);
+  }
+  const nl::json& response = result.value();
+  output.finish(response);
+  auto error = response.find("error");
+  if (error != response.end() && error->is_string()) {
+    bool interrupted = response.value("interrupted", false);
+    ErrorParts parts = split_error(error->get<std::string>(), interrupted);
+    return error_reply(execution_counter, parts.ename, parts.evalue, std::move(parts.traceback),
+                       !silent);
+  }
+  return nl::json{{"status", "ok"},
+                  {"execution_count", execution_counter},
+                  {"payload", nl::json::array()},
+                  {"user_expressions", nl::json::object()}};
+}
+
+std::optional<nl::json> Interpreter::ask_worker(nl::json request) {
+  if (!ensure_worker()) return std::nullopt;
+  auto answer = manager_->worker_request(std::move(request));
+  if (!answer) return std::nullopt;
+  return answer.value();
+}
+
+nl::json Interpreter::complete_request_impl(const std::string& code, int cursor_pos) {
+  nl::json reply{{"status", "ok"},
+                 {"matches", nl::json::array()},
+                 {"cursor_start", cursor_pos},
+                 {"cursor_end", cursor_pos},
+                 {"metadata", nl::json::object()}};
+  // contracts.md's complete request; a worker without it answers nothing.
+  auto answer = ask_worker({{"type", "complete"}, {"code", code}, {"cursor", cursor_pos}});
+  if (!answer) return reply;
+  if (auto matches = answer->find("matches"); matches != answer->end() && matches->is_array()) {
+    reply["matches"] = *matches;
+  }
+  reply["cursor_start"] = string_or(*answer, "cursor_start", cursor_pos);
+  reply["cursor_end"] = string_or(*answer, "cursor_end", cursor_pos);
+  return reply;
+}
+
+nl::json Interpreter::inspect_request_impl(const std::string& code, int cursor_pos,
+                                           int detail_level) {
+  nl::json reply{{"status", "ok"},
+                 {"found", false},
+                 {"data", nl::json::object()},
+                 {"metadata", nl::json::object()}};
+  auto answer = ask_worker({{"type", "inspect"},
+                            {"code", code},
+                            {"cursor", cursor_pos},
+                            {"detail_level", detail_level}});
+  if (!answer) return reply;
+  reply["found"] = answer->value("found", false);
+  if (auto data = answer->find("data"); data != answer->end() && data->is_object()) {
+    reply["data"] = *data;
+  }
+  return reply;
+}
+
+nl::json Interpreter::is_complete_request_impl(const std::string& code) {
+  // Answered by the worker with codeop (openai4s/kernel/code_completeness.py),
+  // so the grammar is the worker's own Python's.
+  auto answer = ask_worker({{"type", "is_complete"}, {"code", code}});
+  if (!answer) return nl::json{{"status", "unknown"}};
+  nl::json reply{{"status", answer->value("status", "unknown")}};
+  if (reply["status"] == "incomplete") reply["indent"] = answer->value("indent", "");
+  return reply;
+}
+
+std::string Interpreter::language_version() {
+  // The worker's own interpreter, asked once: the kernel may run a
+  // different Python than any on the host's PATH.
+  auto result = manager_->execute("print(__import__('platform').python_version())", "system",
+                                  std::nullopt, nullptr);
+  if (!result) return "3";
+  std::string version = trimmed(result.value().value("stdout", ""));
+  return version.empty() ? "3" : version;
+}
+
+std::string Interpreter::banner() {
+  std::string text = "openai4s kernel " + std::string(kImplementationVersion) + " -- Python " +
+                     language_version_ + "\n";
+  const auto& box = manager_->options().sandbox;
+  if (!box) return text + "sandbox: none\n";
+  sandbox::SandboxStatus status = box->status();
+  text += "sandbox: " + status.state + " (mode " + status.mode + ", backend " + status.backend +
+          (status.enforced ? ", enforced" : ", not enforced") + ", network " +
+          status.network_policy + ")\n";
+  if (!status.warning.empty()) text += status.warning + "\n";
+  text += "workspace: " + settings_.workspace + "\n";
+  return text;
+}
+
+nl::json Interpreter::kernel_info_request_impl() {
+  return nl::json{{"status", "ok"},
+                  {"protocol_version", "5.3"},
+                  {"implementation", "openai4s"},
+                  {"implementation_version", kImplementationVersion},
+                  {"language_info",
+                   {{"name", "python"},
+                    {"version", language_version_},
+                    {"mimetype", "text/x-python"},
+                    {"file_extension", ".py"},
+                    {"codemirror_mode", {{"name", "ipython"}, {"version", 3}}},
+                    {"pygments_lexer", "ipython3"},
+                    {"nbconvert_exporter", "python"}}},
+                  {"banner", banner()},
+                  {"help_links", nl::json::array()}};
+}
+
+void Interpreter::shutdown_request_impl() { stop_worker(); }
+
+}  // namespace o4s::jupyter

@@ -1,0 +1,72 @@
+#include "jupyter/interrupting_server.h"
+
+#include <xeus/xserver_control_main.hpp>
+
+namespace o4s::jupyter {
+
+namespace {
+
+std::function<void()>& pending_handler() {
+  static std::function<void()> handler;
+  return handler;
+}
+
+}  // namespace
+
+InterruptingServer::InterruptingServer(std::unique_ptr<xeus::xserver> inner,
+                                       std::function<void()> on_interrupt)
+    : inner_(std::move(inner)), on_interrupt_(std::move(on_interrupt)) {
+  // The inner server's threads call these; they forward to the listeners
+  // xkernel registers on this object (registered later, before start).
+  inner_->register_shell_listener(
+      [this](xeus::xmessage m) { notify_shell_listener(std::move(m)); });
+  inner_->register_stdin_listener(
+      [this](xeus::xmessage m) { notify_stdin_listener(std::move(m)); });
+  inner_->register_internal_listener(
+      [this](nl::json m) { return notify_internal_listener(std::move(m)); });
+  inner_->register_control_listener([this](xeus::xmessage m) {
+    // Delivered before xeus replies, so the cell is already being stopped
+    // when the client sees interrupt_reply.
+    if (on_interrupt_ && m.header().value("msg_type", "") == "interrupt_request") on_interrupt_();
+    notify_control_listener(std::move(m));
+  });
+}
+
+xeus::xcontrol_messenger& InterruptingServer::get_control_messenger_impl() {
+  return inner_->get_control_messenger();
+}
+void InterruptingServer::send_shell_impl(xeus::xmessage message) {
+  inner_->send_shell(std::move(message));
+}
+void InterruptingServer::send_control_impl(xeus::xmessage message) {
+  inner_->send_control(std::move(message));
+}
+void InterruptingServer::send_stdin_impl(xeus::xmessage message) {
+  inner_->send_stdin(std::move(message));
+}
+void InterruptingServer::publish_impl(xeus::xpub_message message, xeus::channel c) {
+  inner_->publish(std::move(message), c);
+}
+void InterruptingServer::start_impl(xeus::xpub_message message) {
+  inner_->start(std::move(message));
+}
+void InterruptingServer::abort_queue_impl(const listener& l, long polling_interval) {
+  inner_->abort_queue(l, polling_interval);
+}
+void InterruptingServer::stop_impl() { inner_->stop(); }
+void InterruptingServer::update_config_impl(xeus::xconfiguration& config) const {
+  inner_->update_config(config);
+}
+
+void set_interrupt_handler(std::function<void()> handler) {
+  pending_handler() = std::move(handler);
+}
+
+std::unique_ptr<xeus::xserver> make_interrupting_server(xeus::xcontext& context,
+                                                        const xeus::xconfiguration& config,
+                                                        nl::json::error_handler_t eh) {
+  return std::make_unique<InterruptingServer>(xeus::make_xserver_control_main(context, config, eh),
+                                              pending_handler());
+}
+
+}  // namespace o4s::jupyter

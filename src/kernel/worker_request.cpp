@@ -1,0 +1,59 @@
+// One request, one answer, with an idle worker (is_complete, complete,
+// inspect). Workers that predate a request ignore it silently, so each
+// request is followed by a fence whose answer every worker gives: a
+// stdout_request for an id no cell ever has, answered by a stdout_text
+// frame. Requests are handled in order, so the fence's answer arriving
+// before the request's means the worker does not know the request.
+#include <mutex>
+
+#include "base/random_id.h"
+#include "kernel/kernel_manager.h"
+#include "proto/limits.h"
+
+namespace o4s::kernel {
+
+Result<std::optional<Json>> KernelManager::worker_request(Json request) {
+  if (!request.is_object() || !request.contains("type") || !request["type"].is_string()) {
+    return make_error(ErrorCode::kInvalidArgument, "worker request needs a string type");
+  }
+  if (!is_alive()) return make_error(ErrorCode::kNotAlive, "kernel worker is not alive");
+  std::unique_lock transaction(transaction_, std::try_to_lock);
+  if (!transaction.owns_lock()) return make_error(ErrorCode::kBusy, "kernel worker is busy");
+  if (!is_alive()) return make_error(ErrorCode::kNotAlive, "kernel worker is not alive");
+
+  const std::string request_id = "request-" + uuid4();
+  const std::string fence_id = "fence-" + uuid4();
+  const std::string reply_type = request["type"].get<std::string>() + "_reply";
+  request["id"] = request_id;
+  Status sent = send(request);
+  if (sent) sent = send(Json{{"type", "stdout_request"}, {"id", fence_id}});
+  if (!sent) return std::move(sent).error();
+
+  std::optional<Json> answer;
+  std::size_t skipped = 0;
+  for (;;) {
+    auto next = next_object_frame();
+    if (!next) return std::move(next).error();
+    Json& frame = next.value();
+    std::string_view type = proto::frame_type(frame);
+    std::string id = proto::frame_string(frame, "id");
+    if (type == reply_type && id == request_id && !answer) {
+      answer = std::move(frame);
+    } else if (type == "stdout_text" && id == fence_id) {
+      return answer;
+    } else if (type == "host_call") {
+      // A thread a cell left running may call the host meanwhile.
+      Status serviced = service_host_call(frame);
+      if (!serviced) return std::move(serviced).error();
+    } else if (type == "log") {
+      std::string msg = proto::frame_string(frame, "msg");
+      if (!msg.empty()) remember_log(msg);
+    } else if (type == "stdout_chunk") {
+      stale_stdout_chunks_.fetch_add(1);
+    } else if (++skipped > proto::kLogFramesSkippedLimit * 8) {
+      return make_error(ErrorCode::kProtocol, "kernel protocol desynchronized during a request");
+    }
+  }
+}
+
+}  // namespace o4s::kernel

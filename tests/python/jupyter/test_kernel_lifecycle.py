@@ -1,0 +1,198 @@
+"""The openai4s Jupyter kernel through jupyter_client: interrupts (message
+and signal mode), a dying worker, restart and shutdown, host.* through the
+C++ dispatcher, and is_complete."""
+
+import os
+import signal
+import sqlite3
+import time
+
+import pytest
+
+from jupyter_support import descendants
+from kernel_client import stdout_of
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_stream_output_is_live_and_errors_carry_the_traceback(kernel):
+    reply, outputs = kernel.execute("print('a')\nprint('b')")
+    assert reply["status"] == "ok"
+    assert stdout_of(outputs) == "a\nb\n"
+    reply, outputs = kernel.execute("def f():\n    raise KeyError('nope')\nf()")
+    assert reply["status"] == "error"
+    assert reply["ename"] == "KeyError"
+    assert reply["evalue"] == "'nope'"
+    assert any("Traceback" in line for line in reply["traceback"])
+    errors = [m for m in outputs if m["msg_type"] == "error"]
+    assert len(errors) == 1 and errors[0]["content"]["ename"] == "KeyError"
+
+
+@pytest.mark.parametrize("mode", ["message", "signal"])
+def test_interrupt_stops_the_cell_and_keeps_the_namespace(kernel, mode):
+    kernel.execute("x = 41")
+    msg_id = kernel.kc.execute("import time\nprint('started', flush=True)\ntime.sleep(60)")
+    kernel.wait_busy(msg_id)
+    if mode == "message":
+        kernel.km.interrupt_kernel()  # the spec's interrupt_mode: interrupt_request on control
+    else:
+        kernel.km.signal_kernel(signal.SIGINT)  # what interrupt_mode "signal" sends
+    reply, _ = kernel.collect(msg_id, timeout=30)
+    assert reply["status"] == "error"
+    assert reply["ename"] == "KeyboardInterrupt"
+    reply, outputs = kernel.execute("print(x + 1)")
+    assert reply["status"] == "ok" and stdout_of(outputs) == "42\n"
+
+
+def test_a_dead_worker_fails_its_cell_and_the_next_cell_gets_a_fresh_one(kernel):
+    kernel.execute("y = 1")
+    reply, outputs = kernel.execute("import os\nos._exit(3)")
+    assert reply["status"] == "error"
+    assert reply["ename"] == "KernelWorkerDied"
+    assert "exit" in reply["evalue"]
+    reply, outputs = kernel.execute("print('y' in globals())")
+    assert reply["status"] == "ok"
+    assert stdout_of(outputs) == "False\n"
+
+
+def test_shutdown_leaves_no_process(environment):
+    from kernel_client import RunningKernel
+
+    running = RunningKernel(environment)
+    running.execute("print('up')")
+    pid = running.pid
+    family = descendants(pid)
+    assert family, "the kernel should have a worker process"
+    running.shutdown()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and any(_alive(p) for p in [pid, *family]):
+        time.sleep(0.1)
+    assert not [p for p in [pid, *family] if _alive(p)]
+
+
+def test_restart_gives_a_fresh_namespace(kernel):
+    kernel.execute("z = 5")
+    old_pid = kernel.pid
+    kernel.km.restart_kernel(now=False)
+    kernel.kc.wait_for_ready(timeout=60)
+    assert kernel.pid != old_pid and not _alive(old_pid)
+    reply, outputs = kernel.execute("print('z' in globals())")
+    assert stdout_of(outputs) == "False\n"
+
+
+def test_is_complete_follows_codeop(kernel):
+    answers = {}
+    for code in ("x = 1", "for i in range(3):", "x = (1,", "1 +* 2"):
+        kernel.kc.is_complete(code)
+        answers[code] = kernel.kc.get_shell_msg(timeout=30)["content"]
+    assert answers["x = 1"]["status"] == "complete"
+    assert answers["for i in range(3):"] == {"status": "incomplete", "indent": "    "}
+    assert answers["x = (1,"]["status"] == "incomplete"
+    assert answers["1 +* 2"]["status"] == "invalid"
+
+
+def test_comm_info_is_empty(kernel):
+    kernel.kc.comm_info()
+    reply = kernel.kc.get_shell_msg(timeout=30)
+    assert reply["content"]["status"] == "ok" and reply["content"]["comms"] == {}
+
+
+def test_host_calls_go_through_the_dispatcher_and_the_store(kernel, environment):
+    code = (
+        "open('result.txt', 'w').write('42')\n"
+        "saved = host.save_artifact('result.txt')\n"
+        "print(sorted(saved))\n"
+        "try:\n"
+        "    host.bash('echo hi')\n"
+        "except RuntimeError as exc:\n"
+        "    print('bash refused:', exc)\n"
+    )
+    reply, outputs = kernel.execute(code)
+    assert reply["status"] == "ok", reply
+    text = stdout_of(outputs)
+    assert "version_id" in text
+    # No standing rule and a client that allows no stdin: nobody can be
+    # asked, so the unattended policy (deny) decides.
+    assert "bash refused:" in text and "no interactive channel" in text
+    database = environment.data_dir / "openai4s.db"
+    assert database.exists() and not str(database).startswith(str(environment.workspace))
+    with sqlite3.connect(database) as conn:
+        methods = [row[0] for row in conn.execute("SELECT method FROM host_call_log")]
+    assert "save_artifact" in methods
+
+
+def _run_with_answer(kernel, code, answer):
+    msg_id = kernel.kc.execute(code, allow_stdin=True)
+    request = kernel.kc.get_stdin_msg(timeout=60)
+    assert request["msg_type"] == "input_request"
+    kernel.kc.input(answer)
+    reply, outputs = kernel.collect(msg_id)
+    return request["content"], reply, stdout_of(outputs)
+
+
+def _bash_requests(environment):
+    with sqlite3.connect(environment.data_dir / "openai4s.db") as conn:
+        return conn.execute(
+            "SELECT state, scope, resolution_context FROM permission_requests"
+            " WHERE tool = 'bash' ORDER BY created_at"
+        ).fetchall()
+
+
+@pytest.mark.parametrize("answer", ["y", "n", "a"])
+def test_an_ask_permission_becomes_a_prompt_on_stdin(kernel, environment, answer):
+    code = "try:\n    print(host.bash('echo approved-run'))\nexcept RuntimeError as exc:\n    print('refused:', exc)\n"
+    prompt, reply, text = _run_with_answer(kernel, code, answer)
+    assert "[y]es once / [a]lways / [N]o" in prompt["prompt"]
+    assert "echo approved-run" in prompt["prompt"]
+    assert reply["status"] == "ok", reply
+    state, scope, context = _bash_requests(environment)[-1]
+    assert context == "live_thread"
+    if answer == "n":
+        assert "refused:" in text and "denied by user" in text
+        assert state == "denied"
+        return
+    assert "approved-run" in text and "refused" not in text
+    assert state == "allowed"
+    assert scope == ("conversation" if answer == "a" else "once")
+    if answer == "a":
+        # Remembered for this kernel's conversation: no second prompt.
+        msg_id = kernel.kc.execute(code, allow_stdin=True)
+        reply, outputs = kernel.collect(msg_id)
+        assert "approved-run" in stdout_of(outputs)
+
+
+def test_the_store_may_not_live_in_the_workspace(environment, tmp_path):
+    import subprocess
+
+    from jupyter_support import KERNEL_BINARY
+
+    inside = environment.workspace / "data"
+    connection = tmp_path / "conn.json"
+    connection.write_text("{}")
+    proc = subprocess.run(
+        [
+            str(KERNEL_BINARY),
+            "-f",
+            str(connection),
+            "--python",
+            "python3",
+            "--repo-root",
+            "/nonexistent",
+            "--workspace",
+            str(environment.workspace),
+            "--data-dir",
+            str(inside),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ},
+    )
+    assert proc.returncode == 2
+    assert "inside the workspace" in proc.stderr
