@@ -11,6 +11,7 @@ packages=(
   pybind11-dev nlohmann-json3-dev libsimdjson-dev libssl-dev libsqlite3-dev libseccomp-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev bubblewrap black clang-format
   python3-ipykernel python3-jupyter-client
+  r-base-core r-cran-jsonlite
 )
 missing=()
 for package in "${packages[@]}"; do

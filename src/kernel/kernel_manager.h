@@ -14,6 +14,7 @@
 #include "base/result.h"
 #include "kernel/environment.h"
 #include "kernel/kernel_hooks.h"
+#include "kernel/sink_capture.h"
 #include "kernel/streamed_stdout.h"
 #include "kernel/transport.h"
 #include "sandbox/kernel_sandbox.h"
@@ -32,6 +33,9 @@ struct KernelOptions {
   // The kernel's OS sandbox, kept across restarts; null spawns the worker
   // directly (as the C++ tests' fakes do).
   std::shared_ptr<sandbox::KernelSandbox> sandbox;
+  // Cell output arrives through per-cell fifos the host drains (the R
+  // worker, spec §7.4) instead of as stdout_chunk frames.
+  bool capture_sinks = false;
 };
 
 // build_kernel_environment's arguments for this kernel (spec §5.12): a Python
@@ -107,13 +111,18 @@ class KernelManager {
   Result<std::string> request_stdout(const std::string& cell_id);
   // The worker's next JSON-object frame; end of stream is the worker's exit.
   Result<Json> next_object_frame();
+  // The sink directory, made on first use and kept across restarts.
+  Result<SinkDirectory*> sink_directory();
+  // Replaces the response's stdout/stderr with what the host drained.
+  void apply_sink_capture(Json& response, CellCapture::Finished finished);
 
   const KernelOptions options_;
   const std::shared_ptr<KernelHooks> hooks_;
   const std::shared_ptr<TransportFactory> factory_;
 
-  std::timed_mutex transaction_;  // one reader, one request outstanding
-  mutable std::mutex state_;      // guards transport_, generation id, log tail
+  std::unique_ptr<SinkDirectory> sink_directory_;  // set once, at the first spawn
+  std::timed_mutex transaction_;                   // one reader, one request outstanding
+  mutable std::mutex state_;                       // guards transport_, generation id, log tail
   std::shared_ptr<Transport> transport_;
   std::string authorization_generation_;
   std::deque<std::string> worker_log_tail_;

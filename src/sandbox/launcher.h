@@ -28,6 +28,9 @@ struct LaunchSpec {
   // Files and directories the worker runs from (its interpreter, the
   // package source, a conda prefix): readable, never writable.
   std::vector<std::string> runtime_paths;
+  // Host directories the host itself owns for this kernel (the R kernel's
+  // sink fifos): bound read-write at the same path. Absolute and resolved.
+  std::vector<std::string> host_exchange_dirs;
 };
 
 // What finish() established about the worker.

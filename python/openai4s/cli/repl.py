@@ -12,6 +12,7 @@ from openai4s import __version__
 from openai4s.cli import commands
 from openai4s.cli.cells import CellBuffer
 from openai4s.cli.history import History
+from openai4s.cli.r_cells import RCellBuffer
 from openai4s.cli.render import Console, format_error, format_usage
 from openai4s.cli.runner import KILL_AFTER_PRESSES, CellFailed, run_cell
 from openai4s.cli.variables import format_variables
@@ -27,10 +28,10 @@ class KernelLost(Exception):
 class Session:
     """One kernel, the input buffer and the bookkeeping between cells."""
 
-    def __init__(self, kernel, console):
+    def __init__(self, kernel, console, buffer=None):
         self.kernel = kernel
         self.console = console
-        self.buffer = CellBuffer()
+        self.buffer = buffer if buffer is not None else CellBuffer()
         self.count = 1
         self.failed = False
         self.stopped_by_user = False
@@ -193,20 +194,28 @@ def _shutdown(kernel):
     kernel.shutdown()
 
 
-def run_repl(cwd, mode="repl"):
+def _start_kernel(cwd, mode, lang):
+    if lang == "r":
+        from openai4s.kernel.r_kernel import spawn_r_kernel
+
+        return spawn_r_kernel(cwd=cwd)
+    from openai4s.kernel import Kernel
+
+    return Kernel(cwd=cwd, mode=mode)
+
+
+def run_repl(cwd, mode="repl", lang="python"):
     """Run a session on a new kernel; returns the process exit status."""
     interactive = sys.stdin.isatty()
     console = Console(sys.stdout, sys.stderr, interactive)
     try:
-        from openai4s.kernel import Kernel
-
-        kernel = Kernel(cwd=cwd, mode=mode)
+        kernel = _start_kernel(cwd, mode, lang)
     except KeyboardInterrupt:
         return _STATUS_INTERRUPTED
     except Exception as exc:
         console.message(f"openai4s: could not start the kernel: {exc}\n")
         return 1
-    session = Session(kernel, console)
+    session = Session(kernel, console, RCellBuffer() if lang == "r" else None)
     try:
         if interactive:
             return _interactive(session, History())

@@ -4,7 +4,13 @@
 worker, which imports modules of this package, never loads the host core.
 """
 
-__all__ = ["Kernel", "KernelBusyError", "KernelRestartFailed", "KernelInterruptUnavailable"]
+__all__ = [
+    "Kernel",
+    "KernelBusyError",
+    "KernelRestartFailed",
+    "KernelInterruptUnavailable",
+    "spawn_r_kernel",
+]
 
 
 def __getattr__(name):
@@ -12,6 +18,10 @@ def __getattr__(name):
         from openai4s.kernel.manager import Kernel
 
         return Kernel
+    if name == "spawn_r_kernel":
+        from openai4s.kernel.r_kernel import spawn_r_kernel
+
+        return spawn_r_kernel
     if name in ("KernelBusyError", "KernelRestartFailed", "KernelInterruptUnavailable"):
         from openai4s.kernel import errors
 

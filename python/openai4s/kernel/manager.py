@@ -87,6 +87,7 @@ class Kernel:
             repo_root=PACKAGE_SOURCE_ROOT,
             transport_factory=transport_factory,
             sandbox_mode=getattr(self._sandbox, "requested_mode", None),
+            capture_sinks=bool(capture_sinks),
         )
         if hasattr(self._sandbox, "_bind"):
             self._sandbox._bind(self._core, remote=transport_factory is not None)
