@@ -140,7 +140,10 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
         // A crashed R reports its last words (the segfault banner) on the
         // message sink, not on the stderr the tail holds.
         std::string said = capture->finish(std::chrono::milliseconds(200)).stderr_text;
-        if (said.size() > 2000) said = "..." + said.substr(said.size() - 2000);
+        // Its head says what happened (R's "caught segfault" banner), its
+        // tail how it ended; the middle is a traceback of the worker.
+        if (said.size() > 1000)
+          said = said.substr(0, 600) + "\n...\n" + said.substr(said.size() - 300);
         if (!said.empty()) error.message += " (the cell's stderr ended with: " + said + ")";
       }
       return error;

@@ -251,10 +251,14 @@ local(envir = new.env(parent = baseenv()), {
   # -- plots: the default device draws PNGs under .openai4s/figures -------------
 
   W$figures_dir <- file.path(W$workspace, ".openai4s", "figures")
+  # Unique per worker (R's session temp dir name is random), so a restarted
+  # or second kernel in this workspace never re-announces older files; the
+  # pid alone repeats inside a sandbox's pid namespace.
+  W$figure_tag <- sub("^Rtmp", "", basename(tempdir()))
 
   W$figure_device <- function(...) {
     dir.create(W$figures_dir, recursive = TRUE, showWarnings = FALSE)
-    pattern <- file.path(W$figures_dir, sprintf("r-%d-%d-%%03d.png", Sys.getpid(), S$cells))
+    pattern <- file.path(W$figures_dir, sprintf("r-%s-%d-%%03d.png", W$figure_tag, S$cells))
     grDevices::png(filename = pattern, width = 7, height = 5, units = "in", res = 96)
   }
 
@@ -263,7 +267,10 @@ local(envir = new.env(parent = baseenv()), {
   W$flush_figures <- function(id, devices_before) {
     opened <- setdiff(grDevices::dev.list(), devices_before)
     for (dev in opened) tryCatch(grDevices::dev.off(dev), error = function(e) NULL)
-    prefix <- sprintf("^r-%d-%d-[0-9]+\\.png$", Sys.getpid(), S$cells)
+    if (!dir.exists(W$figures_dir)) {
+      return(invisible(NULL))
+    }
+    prefix <- sprintf("^r-%s-%d-[0-9]+\\.png$", W$figure_tag, S$cells)
     files <- sort(list.files(W$figures_dir, pattern = prefix, full.names = TRUE))
     for (path in files) {
       size <- file.size(path)
@@ -291,6 +298,16 @@ local(envir = new.env(parent = baseenv()), {
 
   W$eval_call <- quote(eval(expr, envir))
 
+  # R's JIT would byte-compile each worker function on its first calls,
+  # which costs the first cells tens of milliseconds of CPU; the worker runs
+  # interpreted and the JIT is on (at R's own level) only for the cell's code.
+  W$user_jit <- compiler::enableJIT(0L)
+  W$eval_user <- function(expr, envir) {
+    compiler::enableJIT(W$user_jit)
+    on.exit(compiler::enableJIT(0L))
+    withVisible(eval(expr, envir))
+  }
+
   W$print_value <- function(value) {
     if (isS4(value)) methods::show(value) else print(value)
   }
@@ -304,7 +321,7 @@ local(envir = new.env(parent = baseenv()), {
       failed <- tryCatch(
         withCallingHandlers(
           {
-            shown <- withVisible(eval(expr, envir))
+            shown <- W$eval_user(expr, envir)
             if (shown$visible) W$print_value(shown$value)
             NULL
           },

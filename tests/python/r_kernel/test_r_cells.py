@@ -39,8 +39,8 @@ def test_runtime_errors_carry_the_line_and_the_call(r_kernel):
 
 
 def test_a_parse_error_names_its_line(r_kernel):
-    result = r_kernel.execute("a <- 1\nb <- (2 +\n")
-    assert result["error"].startswith("ParseError: <text>:3:0: unexpected end of input")
+    result = r_kernel.execute("a <- 1\nb <- (2 +\nc <- )")
+    assert result["error"].startswith("ParseError: <text>:3:6: unexpected ')'")
     assert result["trace"]["error_lineno"] == 3
     assert r_kernel.execute("exists('a')")["stdout"] == "[1] FALSE\n", "nothing ran"
 

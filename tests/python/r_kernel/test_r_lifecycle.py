@@ -32,7 +32,11 @@ def test_an_interrupt_stops_a_running_cell_and_the_kernel_stays_usable(r_kernel)
 def test_an_interrupt_reaches_a_busy_loop_too(r_kernel):
     watcher = ChunkWatcher()
     thread, box = run_in_thread(
-        lambda: r_kernel.execute("cat('spin\\n'); x <- 0; repeat { x <- x + 1 }", on_chunk=watcher)
+        # Printed from inside the loop, so the loop is running (R compiles a
+        # top-level loop before it starts it).
+        lambda: r_kernel.execute(
+            "x <- 0; repeat { x <- x + 1; if (x == 1000) cat('spin\\n') }", on_chunk=watcher
+        )
     )
     assert watcher.wait_for("spin\n")
     assert r_kernel.interrupt().delivered
@@ -54,8 +58,9 @@ def test_a_cell_that_crashes_r_is_a_clear_error_and_restart_recovers(r_kernel):
     r_kernel.execute("before <- 1")
     generation = r_kernel.generation
     with pytest.raises(RuntimeError, match="kernel worker exited unexpectedly") as raised:
-        r_kernel.execute("tools::pskill(Sys.getpid(), tools::SIGSEGV)\nSys.sleep(30)")
-    assert "segfault" in str(raised.value)
+        r_kernel.execute("tools::pskill(Sys.getpid(), 11L)  # SIGSEGV\nSys.sleep(30)")
+    assert "killed by signal 11" in str(raised.value)
+    assert "caught segfault" in str(raised.value)
     assert not r_kernel.is_alive()
     r_kernel.restart()
     assert r_kernel.generation == generation + 1
