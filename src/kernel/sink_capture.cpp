@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
@@ -9,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "base/paths.h"
 #include "proc/supervisor.h"
@@ -123,11 +125,8 @@ void SinkStream::append(std::string_view bytes) {
 }
 
 void SinkStream::mark_closed() {
-  {
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-  }
-  closed_cv_.notify_all();
+  std::lock_guard lock(mutex_);
+  closed_ = true;
 }
 
 std::string SinkStream::take_new() {
@@ -135,11 +134,6 @@ std::string SinkStream::take_new() {
   std::string fresh = retained_.substr(taken_);
   taken_ = retained_.size();
   return fresh;
-}
-
-bool SinkStream::wait_closed(std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock lock(mutex_);
-  return closed_cv_.wait_until(lock, deadline, [&] { return closed_; });
 }
 
 SinkStream::Snapshot SinkStream::snapshot() const {
@@ -225,6 +219,35 @@ void CellCapture::end_watches() {
   supervisor.unwatch(std::exchange(err_token_, 0));
 }
 
+void CellCapture::drain_rest(std::uint64_t& token, SinkStream& stream,
+                             std::chrono::steady_clock::time_point deadline) {
+  UniqueFd fd = proc::ProcessSupervisor::instance().unwatch(std::exchange(token, 0));
+  // Invalid: the supervisor already saw end of stream (and marked it).
+  if (!fd) return;
+  // This thread reads what is left itself rather than wait for the
+  // supervisor thread to be scheduled for it: the cell's writers are
+  // normally gone already, so this is a few reads and end of stream.
+  static thread_local std::vector<char> buffer(256 * 1024);
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
+    if (n > 0) {
+      stream.append(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return;  // a writer outlived the grace: stop here
+      pollfd waiting{fd.get(), POLLIN, 0};
+      ::poll(&waiting, 1, static_cast<int>(left.count()));
+      continue;
+    }
+    stream.mark_closed();
+    return;
+  }
+}
+
 CellCapture::~CellCapture() {
   end_watches();
   ::unlinkat(directory_.fd(), out_name_.c_str(), 0);
@@ -248,10 +271,8 @@ std::string CellCapture::take_live_stdout() {
 CellCapture::Finished CellCapture::finish(std::chrono::milliseconds grace) {
   release_unopened(out_name_);
   release_unopened(err_name_);
-  auto deadline = std::chrono::steady_clock::now() + grace;
-  out_->wait_closed(deadline);
-  err_->wait_closed(std::chrono::steady_clock::now() + grace);
-  end_watches();
+  drain_rest(out_token_, *out_, std::chrono::steady_clock::now() + grace);
+  drain_rest(err_token_, *err_, std::chrono::steady_clock::now() + grace);
 
   Finished finished;
   finished.live_tail = take_live_stdout();

@@ -8,7 +8,6 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -39,8 +38,6 @@ class SinkStream final : public proc::DrainTarget {
 
   // Retained bytes not taken before.
   std::string take_new();
-  // True once closed; false if the deadline came first.
-  bool wait_closed(std::chrono::steady_clock::time_point deadline);
 
   struct Snapshot {
     std::string retained;
@@ -54,7 +51,6 @@ class SinkStream final : public proc::DrainTarget {
   const std::size_t budget_;
   const int wake_fd_;
   mutable std::mutex mutex_;
-  std::condition_variable closed_cv_;
   std::string retained_;
   std::size_t taken_ = 0;
   std::size_t seen_ = 0;
@@ -108,8 +104,8 @@ class CellCapture {
     // Live stdout still owed to on_chunk (held back partial sequences).
     std::string live_tail;
   };
-  // Waits up to `grace` per stream for its writers to finish, then stops
-  // draining both.
+  // Reads each stream to its end, waiting up to `grace` per stream for
+  // writers still holding it, then stops draining both.
   Finished finish(std::chrono::milliseconds grace);
 
  private:
@@ -117,6 +113,10 @@ class CellCapture {
   Status make_stream(const std::string& name, std::shared_ptr<SinkStream> stream,
                      std::uint64_t& token);
   void end_watches();
+  // Ends the stream's watch and reads its remainder on this thread, up to
+  // end of stream or the deadline.
+  void drain_rest(std::uint64_t& token, SinkStream& stream,
+                  std::chrono::steady_clock::time_point deadline);
   // Opens and closes a write end: a fifo whose writer never came (the worker
   // refused the frame) reaches end of stream; one still held open by a
   // writer is unaffected.

@@ -67,7 +67,7 @@ Result<SupervisedChild> ProcessSupervisor::spawn(const SpawnRequest& request,
       return std::move(pidfd).error();
     }
     auto tail = std::make_shared<StderrTail>(tail_budget);
-    add_watch(std::move(pipes->stderr_read), tail);
+    watch(std::move(pipes->stderr_read), tail);
     return SupervisedChild{pipes->pid, std::move(pidfd.value()), std::move(pipes->stdin_write),
                            std::move(pipes->stdout_read), std::move(tail)};
   };
@@ -86,10 +86,14 @@ Result<SupervisedChild> ProcessSupervisor::spawn(const SpawnRequest& request,
   return future.get();
 }
 
-std::uint64_t ProcessSupervisor::add_watch(UniqueFd fd, std::shared_ptr<DrainTarget> target) {
+std::uint64_t ProcessSupervisor::watch(UniqueFd fd, std::shared_ptr<DrainTarget> target) {
   int raw = fd.get();
   int flags = ::fcntl(raw, F_GETFL);
   ::fcntl(raw, F_SETFL, flags | O_NONBLOCK);
+  // epoll_ctl is safe beside a concurrent epoll_wait; the lock orders the
+  // table with drain(), so no post to the thread (and no wait for it to be
+  // scheduled) is needed.
+  std::lock_guard lock(watch_mutex_);
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLRDHUP;
   ev.data.fd = raw;
@@ -102,37 +106,23 @@ std::uint64_t ProcessSupervisor::add_watch(UniqueFd fd, std::shared_ptr<DrainTar
   return token;
 }
 
-void ProcessSupervisor::remove_watch(std::uint64_t token) {
+UniqueFd ProcessSupervisor::unwatch(std::uint64_t token) {
+  if (token == 0) return {};
+  std::lock_guard lock(watch_mutex_);
   for (auto it = watched_.begin(); it != watched_.end(); ++it) {
     if (it->second.token != token) continue;
     ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, it->first, nullptr);
-    it->second.target->mark_closed();
+    UniqueFd fd = std::move(it->second.fd);
     watched_.erase(it);
-    return;
+    return fd;
   }
-}
-
-std::uint64_t ProcessSupervisor::watch(UniqueFd fd, std::shared_ptr<DrainTarget> target) {
-  if (on_supervisor_thread()) return add_watch(std::move(fd), std::move(target));
-  std::promise<std::uint64_t> promise;
-  auto future = promise.get_future();
-  post([&] { promise.set_value(add_watch(std::move(fd), std::move(target))); });
-  return future.get();
-}
-
-void ProcessSupervisor::unwatch(std::uint64_t token) {
-  if (token == 0) return;
-  if (on_supervisor_thread()) return remove_watch(token);
-  std::promise<void> promise;
-  auto future = promise.get_future();
-  post([&] {
-    remove_watch(token);
-    promise.set_value();
-  });
-  future.get();
+  return {};
 }
 
 void ProcessSupervisor::drain(int fd) {
+  // Held across the (non-blocking, bounded) reads: unwatch() then never
+  // takes a descriptor out from under a read in progress.
+  std::lock_guard lock(watch_mutex_);
   auto it = watched_.find(fd);
   if (it == watched_.end()) return;
   // A bounded number of reads per wakeup: epoll is level-triggered, so a

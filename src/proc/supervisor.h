@@ -48,20 +48,19 @@ class ProcessSupervisor {
   bool on_supervisor_thread() const;
 
   // Drains `fd` (made non-blocking) into `target` with the same epoll set
-  // until end of stream or unwatch(). The returned token names this watch:
-  // a descriptor number can be reused once its watch has ended.
+  // until end of stream or unwatch(). Callable from any thread. The token
+  // names this watch: a descriptor number can be reused once a watch ended.
   std::uint64_t watch(UniqueFd fd, std::shared_ptr<DrainTarget> target);
-  // Ends a watch and closes its descriptor; returns once the supervisor
-  // thread no longer reads it. A watch that already ended is a no-op.
-  void unwatch(std::uint64_t token);
+  // Ends a watch and hands its descriptor back (for the caller to read the
+  // rest itself); once it returns, the supervisor thread no longer reads
+  // it. Invalid if the watch had already ended at end of stream.
+  UniqueFd unwatch(std::uint64_t token);
 
  private:
   ProcessSupervisor();
   void run();
   void post(std::function<void()> task);
   void drain(int fd);
-  std::uint64_t add_watch(UniqueFd fd, std::shared_ptr<DrainTarget> target);
-  void remove_watch(std::uint64_t token);
 
   UniqueFd epoll_;
   UniqueFd wakeup_;  // eventfd
@@ -72,9 +71,10 @@ class ProcessSupervisor {
     std::shared_ptr<DrainTarget> target;
     std::uint64_t token = 0;
   };
-  std::unordered_map<int, Watched> watched_;  // touched only on the thread
-  std::uint64_t next_token_ = 1;              // touched only on the thread
-  // One read buffer for every drain: large reads keep a cell printing
+  std::mutex watch_mutex_;  // guards watched_ and next_token_
+  std::unordered_map<int, Watched> watched_;
+  std::uint64_t next_token_ = 1;
+  // One read buffer for every drain (under watch_mutex_): large reads keep a cell printing
   // hundreds of megabytes into a sink from costing a syscall per 8 KiB.
   std::vector<char> buffer_;
   std::thread thread_;

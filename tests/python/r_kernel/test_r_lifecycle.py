@@ -59,7 +59,8 @@ def test_a_cell_that_crashes_r_is_a_clear_error_and_restart_recovers(r_kernel):
     generation = r_kernel.generation
     with pytest.raises(RuntimeError, match="kernel worker exited unexpectedly") as raised:
         r_kernel.execute("tools::pskill(Sys.getpid(), 11L)  # SIGSEGV\nSys.sleep(30)")
-    assert "killed by signal 11" in str(raised.value)
+    # Unsandboxed R is the spawned process; bubblewrap reports 128 + signal.
+    assert "killed by signal 11" in str(raised.value) or "exit status 139" in str(raised.value)
     assert "caught segfault" in str(raised.value)
     assert not r_kernel.is_alive()
     r_kernel.restart()
