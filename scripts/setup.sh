@@ -18,9 +18,9 @@ packages=(
   pybind11-dev nlohmann-json3-dev libsimdjson-dev libssl-dev libsqlite3-dev libseccomp-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev bubblewrap black clang-format
   python3-ipykernel python3-jupyter-client python3-prompt-toolkit python3-jedi
-
   xeus-dev cppzmq-dev python3-jupyter-kernel-test python3-nbclient python3-nbconvert
   jupyter-console jupyter-notebook
+  r-base-core r-cran-jsonlite
 )
 missing=()
 for package in "${packages[@]}"; do

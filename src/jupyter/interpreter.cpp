@@ -30,10 +30,10 @@ nl::json string_or(const nl::json& frame, const char* key, nl::json fallback) {
 
 // The approval prompt: [y]es once / [a]lways / [N]o; anything else is no.
 host::ApprovalAnswer ask_the_user(const host::ApprovalRequest& request) {
-  std::string answer = xeus::blocking_input_request(
-      "openai4s: allow " + request.tool + ": " + request.target +
-          " ? [y]es once / [a]lways / [N]o: ",
-      false);
+  std::string answer =
+      xeus::blocking_input_request("openai4s: allow " + request.tool + ": " + request.target +
+                                       " ? [y]es once / [a]lways / [N]o: ",
+                                   false);
   std::string word;
   for (char c : answer) {
     if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {

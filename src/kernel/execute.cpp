@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "base/random_id.h"
+#include "base/scope_exit.h"
 #include "kernel/kernel_manager.h"
 #include "kernel/output_bounds.h"
 #include "kernel/streamed_stdout.h"
@@ -113,17 +114,60 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
   if (!is_alive()) return make_error(ErrorCode::kNotAlive, "kernel worker is not alive");
   const std::string cell_id = cell_id_arg && !cell_id_arg->empty() ? *cell_id_arg : uuid4();
 
-  Status sent =
-      send(Json{{"type", "execute"}, {"id", cell_id}, {"code", code}, {"origin", origin}});
-  if (!sent) return std::move(sent).error();
+  Json request{{"type", "execute"}, {"id", cell_id}, {"code", code}, {"origin", origin}};
+  std::unique_ptr<CellCapture> capture;
+  if (options_.capture_sinks) {
+    // The read ends are open (and drained) before the frame goes out, so
+    // the worker's blocking opens for writing find their reader.
+    auto sinks = sink_directory();
+    if (!sinks) return std::move(sinks).error();
+    auto opened = CellCapture::open(*sinks.value());
+    if (!opened) return std::move(opened).error();
+    capture = std::move(opened.value());
+    request["sink_out"] = capture->out_path();
+    request["sink_err"] = capture->err_path();
+  }
 
   ChunkKeeper kept_chunks;
   LiveBudget live_budget;
   bool sidecar_event = false;
   std::optional<Error> chunk_error;
+  auto deliver_live = [&](const std::string& text) {
+    // The live budget bounds what a hostile worker can make the caller hold.
+    if (text.empty() || on_chunk == nullptr || chunk_error || !live_budget.admit(text.size())) {
+      return;
+    }
+    Status delivered = on_chunk->deliver(text);
+    if (!delivered) chunk_error = std::move(delivered).error();
+  };
+  std::shared_ptr<Transport> reader = transport();
+  if (capture && on_chunk != nullptr && reader) {
+    // Sink output is passed on by this thread while it waits for frames.
+    reader->set_wake(capture->wake_fd(), [&] { deliver_live(capture->take_live_stdout()); });
+  }
+  ScopeExit clear_wake([&] {
+    if (capture && reader) reader->set_wake(-1, nullptr);
+  });
+
+  Status sent = send(request);
+  if (!sent) return std::move(sent).error();
+
   for (;;) {
     auto next = next_object_frame();
-    if (!next) return std::move(next).error();
+    if (!next) {
+      Error error = std::move(next).error();
+      if (capture && error.code == ErrorCode::kWorkerExited) {
+        // A crashed R reports its last words (the segfault banner) on the
+        // message sink, not on the stderr the tail holds.
+        std::string said = capture->finish(std::chrono::milliseconds(200)).stderr_text;
+        // Its head says what happened (R's "caught segfault" banner), its
+        // tail how it ended; the middle is a traceback of the worker.
+        if (said.size() > 1000)
+          said = said.substr(0, 600) + "\n...\n" + said.substr(said.size() - 300);
+        if (!said.empty()) error.message += " (the cell's stderr ended with: " + said + ")";
+      }
+      return error;
+    }
     Json& frame = next.value();
     std::string_view type = proto::frame_type(frame);
     if (type == "response") {
@@ -139,6 +183,14 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
         remember_log("host dropped " + std::to_string(kept_chunks.dropped_chunks()) +
                      " stdout chunks (" + std::to_string(kept_chunks.dropped_bytes()) +
                      " bytes) past the per-cell bound");
+      }
+      if (capture) {
+        CellCapture::Finished finished = capture->finish(kSinkFinishGrace);
+        deliver_live(finished.live_tail);
+        auto flag = frame.find("sink_capture");
+        if (flag != frame.end() && flag->is_boolean() && flag->get<bool>()) {
+          apply_sink_capture(frame, std::move(finished));
+        }
       }
       Result<Json> response =
           finalise_response(std::move(frame), kept_chunks.chunks(), cell_id, sidecar_event);
@@ -158,10 +210,7 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
       }
       std::string text = proto::frame_string(frame, "text");
       if (text.empty()) continue;
-      if (on_chunk != nullptr && !chunk_error && live_budget.admit(text.size())) {
-        Status delivered = on_chunk->deliver(text);
-        if (!delivered) chunk_error = std::move(delivered).error();
-      }
+      deliver_live(text);
       StreamedChunk kept{std::move(text), std::nullopt, std::nullopt};
       if (auto stream = frame.find("stream");
           stream != frame.end() && stream->is_number_integer()) {
@@ -181,6 +230,17 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
       if (!msg.empty()) remember_log(msg);
     }
   }
+}
+
+void KernelManager::apply_sink_capture(Json& response, CellCapture::Finished finished) {
+  response["stdout"] = std::move(finished.stdout_text);
+  response["stderr"] = std::move(finished.stderr_text);
+  auto usage = response.find("usage");
+  if (usage == response.end() || !usage->is_object()) {
+    response["usage"] = std::move(finished.usage);
+    return;
+  }
+  for (auto& [key, value] : finished.usage.items()) (*usage)[key] = value;
 }
 
 Result<Json> KernelManager::next_object_frame() {

@@ -145,6 +145,11 @@ Result<std::shared_ptr<Transport>> KernelManager::spawn_transport(
     return std::shared_ptr<Transport>(std::move(started.value()));
   }
   sandbox::LaunchSpec spec;
+  if (options_.capture_sinks) {
+    auto sinks = sink_directory();
+    if (!sinks) return std::move(sinks).error();
+    spec.host_exchange_dirs.push_back(sinks.value()->path());
+  }
   spec.workspace =
       options_.cwd ? resolve_path(*options_.cwd) : std::filesystem::current_path().string();
   spec.hidden_paths = options_.hidden_paths;
@@ -157,6 +162,15 @@ Result<std::shared_ptr<Transport>> KernelManager::spawn_transport(
   auto started = start_sandboxed(options_.sandbox, spec);
   if (!started) return std::move(started).error();
   return std::shared_ptr<Transport>(std::move(started.value()));
+}
+
+Result<SinkDirectory*> KernelManager::sink_directory() {
+  if (!sink_directory_) {
+    auto made = SinkDirectory::create();
+    if (!made) return std::move(made).error();
+    sink_directory_ = std::move(made.value());
+  }
+  return sink_directory_.get();
 }
 
 Status KernelManager::start(double init_timeout_s, std::optional<EnvMap> environment) {

@@ -14,6 +14,7 @@
 #include "base/result.h"
 #include "kernel/environment.h"
 #include "kernel/kernel_hooks.h"
+#include "kernel/sink_capture.h"
 #include "kernel/streamed_stdout.h"
 #include "kernel/transport.h"
 #include "sandbox/kernel_sandbox.h"
@@ -36,6 +37,9 @@ struct KernelOptions {
   // directory: its database and artifacts). One equal to the workspace is
   // refused; one inside it is hidden by the sandbox.
   std::vector<std::string> hidden_paths;
+  // Cell output arrives through per-cell fifos the host drains (the R
+  // worker, spec §7.4) instead of as stdout_chunk frames.
+  bool capture_sinks = false;
 };
 
 // build_kernel_environment's arguments for this kernel (spec §5.12): a Python
@@ -129,13 +133,18 @@ class KernelManager {
                             CellFrameSink* on_frames);
   // The worker's next JSON-object frame; end of stream is the worker's exit.
   Result<Json> next_object_frame();
+  // The sink directory, made on first use and kept across restarts.
+  Result<SinkDirectory*> sink_directory();
+  // Replaces the response's stdout/stderr with what the host drained.
+  void apply_sink_capture(Json& response, CellCapture::Finished finished);
 
   const KernelOptions options_;
   const std::shared_ptr<KernelHooks> hooks_;
   const std::shared_ptr<TransportFactory> factory_;
 
-  std::timed_mutex transaction_;  // one reader, one request outstanding
-  mutable std::mutex state_;      // guards transport_, generation id, log tail
+  std::unique_ptr<SinkDirectory> sink_directory_;  // set once, at the first spawn
+  std::timed_mutex transaction_;                   // one reader, one request outstanding
+  mutable std::mutex state_;                       // guards transport_, generation id, log tail
   std::shared_ptr<Transport> transport_;
   std::string authorization_generation_;
   std::deque<std::string> worker_log_tail_;

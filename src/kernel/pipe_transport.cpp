@@ -62,6 +62,11 @@ Result<std::optional<std::string>> PipeTransport::read_line() {
   return reader_.read_line();
 }
 
+void PipeTransport::set_wake(int fd, std::function<void()> on_wake) {
+  std::lock_guard lock(read_mutex_);
+  reader_.set_wake(fd, std::move(on_wake));
+}
+
 std::size_t PipeTransport::dropped_lines() const { return reader_.oversized_lines(); }
 
 bool PipeTransport::alive() { return !child_->exited(); }

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,6 +48,12 @@ class Transport {
   virtual std::optional<int> exit_status() { return std::nullopt; }
   // Frames dropped by the reader for being over the cap or unreadable.
   virtual std::size_t dropped_lines() const { return 0; }
+  // See proto::LineReader::set_wake. A transport without a local reader
+  // ignores it (output that arrives meanwhile is delivered afterwards).
+  virtual void set_wake(int fd, std::function<void()> on_wake) {
+    (void)fd;
+    (void)on_wake;
+  }
 };
 
 }  // namespace o4s::kernel

@@ -6,14 +6,16 @@
 #include <string>
 #include <string_view>
 
+#include "proc/drain_target.h"
+
 namespace o4s::proc {
 
-class StderrTail {
+class StderrTail final : public DrainTarget {
  public:
   explicit StderrTail(std::size_t budget);
 
-  void append(std::string_view bytes);
-  void mark_closed();
+  void append(std::string_view bytes) override;
+  void mark_closed() override;
 
   std::string text() const;  // raw bytes; the binding decodes with replacement
   std::size_t seen_bytes() const;

@@ -16,13 +16,20 @@
 
 namespace o4s::proc {
 
+namespace {
+// Bytes per read of a watched descriptor (the sink capture's 256 KiB).
+constexpr std::size_t kDrainReadBytes = 256 * 1024;
+}  // namespace
+
 ProcessSupervisor& ProcessSupervisor::instance() {
   static ProcessSupervisor* supervisor = new ProcessSupervisor();
   return *supervisor;
 }
 
 ProcessSupervisor::ProcessSupervisor()
-    : epoll_(::epoll_create1(EPOLL_CLOEXEC)), wakeup_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+    : epoll_(::epoll_create1(EPOLL_CLOEXEC)),
+      wakeup_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+      buffer_(kDrainReadBytes) {
   if (!epoll_ || !wakeup_) std::abort();  // no supervisor means no kernels at all
   epoll_event ev{};
   ev.events = EPOLLIN;
@@ -60,7 +67,7 @@ Result<SupervisedChild> ProcessSupervisor::spawn(const SpawnRequest& request,
       return std::move(pidfd).error();
     }
     auto tail = std::make_shared<StderrTail>(tail_budget);
-    watch_stderr(std::move(pipes->stderr_read), tail);
+    watch(std::move(pipes->stderr_read), tail);
     return SupervisedChild{pipes->pid, std::move(pidfd.value()), std::move(pipes->stdin_write),
                            std::move(pipes->stdout_read), std::move(tail)};
   };
@@ -79,38 +86,59 @@ Result<SupervisedChild> ProcessSupervisor::spawn(const SpawnRequest& request,
   return future.get();
 }
 
-void ProcessSupervisor::watch_stderr(UniqueFd fd, std::shared_ptr<StderrTail> tail) {
+std::uint64_t ProcessSupervisor::watch(UniqueFd fd, std::shared_ptr<DrainTarget> target) {
   int raw = fd.get();
   int flags = ::fcntl(raw, F_GETFL);
   ::fcntl(raw, F_SETFL, flags | O_NONBLOCK);
+  // epoll_ctl is safe beside a concurrent epoll_wait; the lock orders the
+  // table with drain(), so no post to the thread (and no wait for it to be
+  // scheduled) is needed.
+  std::lock_guard lock(watch_mutex_);
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLRDHUP;
   ev.data.fd = raw;
   if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, raw, &ev) != 0) {
-    tail->mark_closed();
-    return;  // fd closes here; the child gets EPIPE on stderr rather than a hang
+    target->mark_closed();
+    return 0;  // fd closes here; the writer gets EPIPE rather than a hang
   }
-  watched_.emplace(raw, Watched{std::move(fd), std::move(tail)});
+  std::uint64_t token = next_token_++;
+  watched_.emplace(raw, Watched{std::move(fd), std::move(target), token});
+  return token;
+}
+
+UniqueFd ProcessSupervisor::unwatch(std::uint64_t token) {
+  if (token == 0) return {};
+  std::lock_guard lock(watch_mutex_);
+  for (auto it = watched_.begin(); it != watched_.end(); ++it) {
+    if (it->second.token != token) continue;
+    ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, it->first, nullptr);
+    UniqueFd fd = std::move(it->second.fd);
+    watched_.erase(it);
+    return fd;
+  }
+  return {};
 }
 
 void ProcessSupervisor::drain(int fd) {
+  // Held across the (non-blocking, bounded) reads: unwatch() then never
+  // takes a descriptor out from under a read in progress.
+  std::lock_guard lock(watch_mutex_);
   auto it = watched_.find(fd);
   if (it == watched_.end()) return;
-  char buffer[8192];
   // A bounded number of reads per wakeup: epoll is level-triggered, so a
   // worker writing stderr nonstop is served again next round instead of
   // holding the thread every other kernel's spawn waits on.
   for (int reads = 0; reads < 16; ++reads) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    ssize_t n = ::read(fd, buffer_.data(), buffer_.size());
     if (n > 0) {
-      it->second.tail->append(std::string_view(buffer, static_cast<std::size_t>(n)));
+      it->second.target->append(std::string_view(buffer_.data(), static_cast<std::size_t>(n)));
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
     // EOF or a real error: the last writer is gone.
     ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr);
-    it->second.tail->mark_closed();
+    it->second.target->mark_closed();
     watched_.erase(it);
     return;
   }

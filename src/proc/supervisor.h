@@ -9,15 +9,18 @@
 #include <sys/types.h>
 
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "base/result.h"
 #include "base/unique_fd.h"
+#include "proc/drain_target.h"
 #include "proc/spawn.h"
 #include "proc/stderr_tail.h"
 
@@ -44,12 +47,20 @@ class ProcessSupervisor {
 
   bool on_supervisor_thread() const;
 
+  // Drains `fd` (made non-blocking) into `target` with the same epoll set
+  // until end of stream or unwatch(). Callable from any thread. The token
+  // names this watch: a descriptor number can be reused once a watch ended.
+  std::uint64_t watch(UniqueFd fd, std::shared_ptr<DrainTarget> target);
+  // Ends a watch and hands its descriptor back (for the caller to read the
+  // rest itself); once it returns, the supervisor thread no longer reads
+  // it. Invalid if the watch had already ended at end of stream.
+  UniqueFd unwatch(std::uint64_t token);
+
  private:
   ProcessSupervisor();
   void run();
   void post(std::function<void()> task);
   void drain(int fd);
-  void watch_stderr(UniqueFd fd, std::shared_ptr<StderrTail> tail);
 
   UniqueFd epoll_;
   UniqueFd wakeup_;  // eventfd
@@ -57,9 +68,15 @@ class ProcessSupervisor {
   std::deque<std::function<void()>> tasks_;
   struct Watched {
     UniqueFd fd;
-    std::shared_ptr<StderrTail> tail;
+    std::shared_ptr<DrainTarget> target;
+    std::uint64_t token = 0;
   };
-  std::unordered_map<int, Watched> watched_;  // touched only on the thread
+  std::mutex watch_mutex_;  // guards watched_ and next_token_
+  std::unordered_map<int, Watched> watched_;
+  std::uint64_t next_token_ = 1;
+  // One read buffer for every drain (under watch_mutex_): large reads keep a cell printing
+  // hundreds of megabytes into a sink from costing a syscall per 8 KiB.
+  std::vector<char> buffer_;
   std::thread thread_;
 };
 

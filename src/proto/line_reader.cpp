@@ -64,10 +64,12 @@ Result<std::size_t> LineReader::fill() {
 }
 
 Status LineReader::wait_readable() {
-  pollfd watched{fd_, POLLIN, 0};
+  pollfd watched[2] = {{fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+  nfds_t count = wake_fd_ >= 0 ? 2 : 1;
   // POLLHUP and POLLERR also end the wait; the read that follows reports them.
-  if (::poll(&watched, 1, -1) < 0 && errno != EINTR)
+  if (::poll(watched, count, -1) < 0 && errno != EINTR)
     return system_error("poll protocol pipe", errno);
+  if (count == 2 && (watched[1].revents & POLLIN) != 0 && on_wake_) on_wake_();
   return {};
 }
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,16 @@ class LineReader {
   // Safe from another thread (the writer arms; the reader spins).
   void arm_spin() { spin_armed_.store(true, std::memory_order_relaxed); }
 
+  // While set, a reader sleeping for data also wakes when `fd` (borrowed)
+  // turns readable and runs `on_wake` on the reading thread, then goes back
+  // to waiting; on_wake must consume what made `fd` readable. This is how
+  // output that arrives outside the protocol pipe (an R cell's sinks) is
+  // delivered live by the thread that owns the cell. -1 clears it.
+  void set_wake(int fd, std::function<void()> on_wake) {
+    wake_fd_ = fd;
+    on_wake_ = fd >= 0 ? std::move(on_wake) : nullptr;
+  }
+
  private:
   Result<std::size_t> fill();
   Status wait_readable();
@@ -49,6 +60,8 @@ class LineReader {
   std::size_t oversized_lines_ = 0;
   std::chrono::microseconds spin_budget_{0};
   std::atomic<bool> spin_armed_{false};
+  int wake_fd_ = -1;
+  std::function<void()> on_wake_;
 };
 
 }  // namespace o4s::proto

@@ -309,6 +309,14 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
       visible_inside = visible_inside || path_contains(root, *resolved);
     if (visible_inside) command.add({Kind::kMaskDir, "", *resolved, settings_.tmpfs_bytes});
   }
+  for (const auto& dir : spec.host_exchange_dirs) {
+    auto resolved = real_path(dir);
+    if (!resolved || !is_directory(*resolved) || !is_normal_absolute_path(*resolved)) {
+      return make_error(ErrorCode::kSandboxUnavailable,
+                        "the kernel's host exchange directory " + dir + " is not a directory");
+    }
+    command.add({Kind::kBind, *resolved, *resolved, std::nullopt});
+  }
 
   // The host home becomes a private empty tmpfs, unless it is (inside) the
   // workspace the user asked to expose.

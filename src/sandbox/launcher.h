@@ -31,6 +31,9 @@ struct LaunchSpec {
   // Host directories the worker must not see even where a visible path
   // contains them (the dispatcher's store inside the workspace).
   std::vector<std::string> hidden_paths;
+  // Host directories the host itself owns for this kernel (the R kernel's
+  // sink fifos): bound read-write at the same path. Absolute and resolved.
+  std::vector<std::string> host_exchange_dirs;
 };
 
 // What finish() established about the worker.

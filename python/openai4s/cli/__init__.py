@@ -9,9 +9,9 @@ import os
 
 from openai4s import __version__
 
-#: Kernel modes that need nothing beyond a Python interpreter (the R mode
-#: needs an Rscript argv, which this CLI does not build).
+#: Kernel modes of the Python worker (`--lang r` runs the R worker instead).
 _MODES = ("repl", "python", "analysis", "jupyter")
+_LANGUAGES = ("python", "r")
 
 
 def _directory(value):
@@ -31,7 +31,7 @@ def build_parser():
 
     repl = commands.add_parser(
         "repl",
-        help="interactive Python session on a kernel",
+        help="interactive Python (or R) session on a kernel",
         description=(
             "Start a kernel and read cells from the terminal. When stdin is not "
             "a terminal, run every cell read from it without prompts and exit "
@@ -53,7 +53,13 @@ def build_parser():
         "--mode",
         choices=_MODES,
         default="repl",
-        help="kernel mode (default: %(default)s)",
+        help="kernel mode of the Python worker (default: %(default)s)",
+    )
+    repl.add_argument(
+        "--lang",
+        choices=_LANGUAGES,
+        default="python",
+        help="the kernel's language: python, or r (Rscript on PATH) (default: %(default)s)",
     )
     audit = commands.add_parser(
         "audit",
@@ -96,7 +102,7 @@ def main(argv=None):
     if args.command == "repl":
         from openai4s.cli.repl import run_repl
 
-        return run_repl(cwd=args.cwd or os.getcwd(), mode=args.mode)
+        return run_repl(cwd=args.cwd or os.getcwd(), mode=args.mode, lang=args.lang)
     if args.command == "audit":
         from openai4s.cli.audit import run_audit
 

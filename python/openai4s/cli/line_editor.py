@@ -50,7 +50,7 @@ class KernelCompleter(Completer):
                 yield Completion(match, start_position=offset)
 
 
-def _key_bindings():
+def _key_bindings(ready):
     bindings = KeyBindings()
 
     @bindings.add("enter")
@@ -60,7 +60,7 @@ def _key_bindings():
             buffer.apply_completion(buffer.complete_state.current_completion)
             return
         at_end = not buffer.document.text_after_cursor.strip()
-        if at_end and ready_to_run(buffer.text):
+        if at_end and ready(buffer.text):
             buffer.validate_and_handle()
             return
         buffer.insert_text("\n" + next_indent(buffer.document.current_line_before_cursor))
@@ -78,14 +78,16 @@ def _key_bindings():
 
 class LineEditor:
     """Reads one cell per `read(prompt)`; raises EOFError on Ctrl-D at an
-    empty prompt and KeyboardInterrupt on Ctrl-C (the cell is discarded)."""
+    empty prompt and KeyboardInterrupt on Ctrl-C (the cell is discarded).
+    `ready(text)` decides whether Enter runs the buffer (Python's rules by
+    default; the R session passes its own)."""
 
-    def __init__(self, kernel_of, history_path=HISTORY_PATH):
+    def __init__(self, kernel_of, history_path=HISTORY_PATH, ready=None):
         self._session = PromptSession(
             history=_history(os.path.expanduser(history_path)),
             completer=KernelCompleter(kernel_of),
             complete_while_typing=False,
-            key_bindings=_key_bindings(),
+            key_bindings=_key_bindings(ready or ready_to_run),
             multiline=True,
             enable_history_search=False,
         )

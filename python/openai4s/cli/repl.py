@@ -17,6 +17,7 @@ from openai4s.cli import commands, magics
 from openai4s.cli.cells import CellBuffer
 from openai4s.cli.displays import DisplayWriter
 from openai4s.cli.prompt_broker import PromptBroker
+from openai4s.cli.r_cells import RCellBuffer
 from openai4s.cli.render import Console, format_error, format_usage
 from openai4s.cli.runner import KILL_AFTER_PRESSES, CellFailed, run_cell
 from openai4s.cli.terminal_group import terminal_foreground
@@ -38,12 +39,13 @@ class Session:
     1 with a fresh worker.
     """
 
-    def __init__(self, kernel, console, broker=None):
+    def __init__(self, kernel, console, broker=None, buffer=None, lang="python"):
         self.kernel = kernel
+        self.lang = lang
         self.console = console
         self.broker = broker or PromptBroker(console, console.interactive)
-        self.displays = DisplayWriter(kernel.cwd or os.getcwd(), console)
-        self.buffer = CellBuffer()
+        self.displays = DisplayWriter(getattr(kernel, "cwd", None) or os.getcwd(), console)
+        self.buffer = buffer if buffer is not None else CellBuffer()
         self.count = 1
         self.failed = False
         self.stopped_by_user = False
@@ -97,7 +99,8 @@ class Session:
             self.run(source)
 
     def run(self, source):
-        shortcut = magics.translate(source)
+        # The shortcuts become Python cells: an R session has none.
+        shortcut = magics.translate(source) if self.lang == "python" else None
         if shortcut is not None and shortcut.kind == "inspect":
             self._inspect(shortcut)
             return
@@ -225,7 +228,12 @@ def _interactive(session):
     from openai4s.cli.line_editor import LineEditor
 
     console = session.console
-    editor = LineEditor(lambda: session.kernel)
+    ready = None
+    if session.lang == "r":
+        from openai4s.cli import r_cells
+
+        ready = lambda text: not r_cells.is_open(text)  # noqa: E731
+    editor = LineEditor(lambda: session.kernel, ready=ready)
     console.info(f"openai4s {__version__} kernel. %help for help, Ctrl-D to leave.\n")
     while True:
         console.fresh_line()
@@ -288,21 +296,30 @@ def _dispatcher(cwd, broker, console):
     return dispatcher
 
 
-def run_repl(cwd, mode="repl"):
+def _start_kernel(cwd, mode, lang, broker, console):
+    if lang == "r":
+        from openai4s.kernel.r_kernel import spawn_r_kernel
+
+        return spawn_r_kernel(cwd=cwd)
+    from openai4s.kernel import Kernel
+
+    return Kernel(dispatcher=_dispatcher(cwd, broker, console), cwd=cwd, mode=mode)
+
+
+def run_repl(cwd, mode="repl", lang="python"):
     """Run a session on a new kernel; returns the process exit status."""
     interactive = sys.stdin.isatty()
     console = Console(sys.stdout, sys.stderr, interactive)
     broker = PromptBroker(console, interactive)
     try:
-        from openai4s.kernel import Kernel
-
-        kernel = Kernel(dispatcher=_dispatcher(cwd, broker, console), cwd=cwd, mode=mode)
+        kernel = _start_kernel(cwd, mode, lang, broker, console)
     except KeyboardInterrupt:
         return _STATUS_INTERRUPTED
     except Exception as exc:
         console.message(f"openai4s: could not start the kernel: {exc}\n")
         return 1
-    session = Session(kernel, console, broker)
+    r_session = lang == "r"
+    session = Session(kernel, console, broker, RCellBuffer() if r_session else None, lang)
     try:
         if interactive:
             with terminal_foreground(sys.stdin):

@@ -16,7 +16,7 @@ _ERRORS = (
     "KernelTimeoutError",
 )
 
-__all__ = ["Kernel", *_ERRORS]
+__all__ = ["Kernel", "spawn_r_kernel", *_ERRORS]
 
 
 def __getattr__(name):
@@ -24,6 +24,10 @@ def __getattr__(name):
         from openai4s.kernel.manager import Kernel
 
         return Kernel
+    if name == "spawn_r_kernel":
+        from openai4s.kernel.r_kernel import spawn_r_kernel
+
+        return spawn_r_kernel
     if name in _ERRORS:
         from openai4s.kernel import errors
 

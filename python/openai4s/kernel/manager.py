@@ -120,6 +120,7 @@ class Kernel:
             transport_factory=transport_factory,
             sandbox_mode=getattr(self._sandbox, "requested_mode", None),
             hidden_paths=[os.fspath(p) for p in getattr(dispatcher, "store_paths", ()) or ()],
+            capture_sinks=bool(capture_sinks),
         )
         if hasattr(self._sandbox, "_bind"):
             self._sandbox._bind(self._core, remote=transport_factory is not None)

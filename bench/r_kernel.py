@@ -1,0 +1,192 @@
+"""R kernel versus IRkernel, side by side in one run (issue 14).
+
+`python -m bench.r_kernel [--rounds N] [--cells N]` times, for the openai4s
+R kernel (Rscript + r_worker.R, sandbox off unless OPENAI4S_KERNEL_SANDBOX
+says otherwise) and for IRkernel (Debian's r-cran-irkernel, kernel name
+`ir`, driven by jupyter_client's BlockingKernelClient.execute_interactive):
+
+* cold start: construct the kernel -> the result of `1+1` is back;
+* round trip: one `1+1` cell on a warm kernel (request -> complete result,
+  output included).
+
+Rounds alternate the two systems so load drift hits both alike. Targets:
+round trip <= 0.1x IRkernel, cold start <= 0.5x IRkernel.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+
+ROUND_TRIP_TARGET = 0.1
+COLD_START_TARGET = 0.5
+
+
+class OpenAI4SR:
+    name = "openai4s-r"
+
+    def start(self, cwd):
+        from openai4s.kernel.r_kernel import spawn_r_kernel
+
+        self.kernel = spawn_r_kernel(cwd=cwd)
+
+    def run(self, code):
+        result = self.kernel.execute(code)
+        if result["error"]:
+            raise RuntimeError(result["error"])
+        return result["stdout"]
+
+    def stop(self):
+        self.kernel.shutdown()
+
+
+class IRkernel:
+    name = "irkernel"
+
+    def start(self, cwd):
+        from jupyter_client import KernelManager
+
+        self.km = KernelManager(kernel_name="ir")
+        self.km.start_kernel(cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=120)
+
+    def run(self, code):
+        parts = []
+
+        def hook(msg):
+            kind = msg["header"]["msg_type"]
+            if kind == "stream":
+                parts.append(msg["content"].get("text", ""))
+            elif kind in ("execute_result", "display_data"):
+                parts.append(msg["content"]["data"].get("text/plain", ""))
+            elif kind == "error":
+                raise RuntimeError(msg["content"].get("evalue"))
+
+        reply = self.kc.execute_interactive(code, output_hook=hook, timeout=120)
+        if reply["content"]["status"] != "ok":
+            raise RuntimeError(reply["content"])
+        return "".join(parts)
+
+    def stop(self):
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=True)
+
+
+def cold_start(system, cwd):
+    began = time.perf_counter()
+    system.start(cwd)
+    try:
+        out = system.run("1+1")
+        elapsed = time.perf_counter() - began
+    finally:
+        system.stop()
+    assert "2" in out, f"{system.name}: unexpected 1+1 output {out!r}"
+    return elapsed
+
+
+def round_trips(system, cwd, cells):
+    system.start(cwd)
+    try:
+        for _ in range(3):  # warm: first cells load methods and printing
+            system.run("1+1")
+        times = []
+        for _ in range(cells):
+            began = time.perf_counter()
+            system.run("1+1")
+            times.append(time.perf_counter() - began)
+    finally:
+        system.stop()
+    return times
+
+
+def _format(seconds):
+    if seconds >= 1:
+        return f"{seconds:.3f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.1f} us"
+
+
+def _summary(values):
+    ordered = sorted(values)
+    p90 = ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
+    return statistics.median(ordered), p90
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m bench.r_kernel", description=__doc__)
+    parser.add_argument("--rounds", type=int, default=5, help="cold starts per system")
+    parser.add_argument("--cells", type=int, default=200, help="round trips per round")
+    args = parser.parse_args(argv)
+
+    systems = [OpenAI4SR(), IRkernel()]
+    cold = {s.name: [] for s in systems}
+    trips = {s.name: [] for s in systems}
+    load_before = os.getloadavg()
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="o4s-r-bench-") as cwd:
+        for round_index in range(args.rounds):
+            order = systems if round_index % 2 == 0 else systems[::-1]
+            for system in order:
+                cold[system.name].append(cold_start(system, cwd))
+                per_round = max(1, args.cells // args.rounds)
+                trips[system.name].extend(round_trips(system, cwd, per_round))
+    load_after = os.getloadavg()
+
+    rows = []
+    for label, data, target in (
+        ("cold start (construct -> `1+1`)", cold, COLD_START_TARGET),
+        ("`1+1` round trip", trips, ROUND_TRIP_TARGET),
+    ):
+        ours = _summary(data["openai4s-r"])
+        theirs = _summary(data["irkernel"])
+        ratio = ours[0] / theirs[0]
+        verdict = "met" if ratio <= target else "NOT met"
+        rows.append(
+            {
+                "metric": label,
+                "openai4s_r": {"median_s": ours[0], "p90_s": ours[1], "n": len(data["openai4s-r"])},
+                "irkernel": {"median_s": theirs[0], "p90_s": theirs[1], "n": len(data["irkernel"])},
+                "ratio": ratio,
+                "target": target,
+                "met": ratio <= target,
+            }
+        )
+        print(
+            f"{label:34s} openai4s-r {_format(ours[0])} / {_format(ours[1])}   "
+            f"irkernel {_format(theirs[0])} / {_format(theirs[1])}   "
+            f"{ratio:.4f}x (<= {target}x: {verdict})"
+        )
+    elapsed = time.perf_counter() - began
+    print(
+        f"{os.cpu_count()} cores, load {' '.join(f'{v:.2f}' for v in load_before)} -> "
+        f"{' '.join(f'{v:.2f}' for v in load_after)}, {elapsed:.0f} s"
+    )
+    out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+    os.makedirs(out_dir, exist_ok=True)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    path = os.path.join(out_dir, f"r-kernel-{stamp}.json")
+    with open(path, "w", encoding="utf-8") as out:
+        json.dump(
+            {
+                "rows": rows,
+                "load_before": load_before,
+                "load_after": load_after,
+                "seconds": elapsed,
+            },
+            out,
+            indent=2,
+        )
+    print(f"results: {path}")
+    return 0 if all(row["met"] for row in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

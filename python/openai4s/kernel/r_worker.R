@@ -1,0 +1,665 @@
+# The openai4s R worker (spec kernel.md §7): the R sibling of worker.py on the
+# same JSON-lines protocol. Spawned as
+#   /bin/sh -c 'exec "$0" --vanilla "$1" 3>&1 4<&0 </dev/null 1>&2' Rscript <this file>
+# so protocol OUT is fd 3, protocol IN is fd 4, fd 0 is /dev/null (a cell
+# reading stdin cannot eat frames) and fd 1 is stderr. Cell output never
+# travels on the protocol pipe: the host hands each execute two fifos and R
+# sinks its output and messages into them.
+#
+# Everything lives in one environment whose parent is the base environment
+# and which is locked before the loop starts: a cell that rebinds `cat`,
+# `paste` or `.oai4s_worker` in the global environment cannot change what
+# the loop calls.
+
+local(envir = new.env(parent = baseenv()), {
+  W <- environment()
+
+  W$max_error_chars <- 1000000
+  W$max_frame_bytes <- 12 * 2 * 1000000 + 2000000
+  W$jsonlite_missing <- paste0(
+    "openai4s R worker requires the 'jsonlite' package \u2014 ",
+    "install.packages(\"jsonlite\") or select the prebuilt 'r' environment"
+  )
+  W$has_jsonlite <- requireNamespace("jsonlite", quietly = TRUE)
+  W$workspace <- getwd()
+  S <- new.env(parent = emptyenv())
+  S$cells <- 0L
+  S$reopened_in <- FALSE
+  S$reopened_out <- FALSE
+  S$reading <- NULL # files_read of the running cell, NULL outside one
+  S$compiled <- FALSE
+
+  # -- protocol connections ----------------------------------------------------
+
+  W$open_in <- function() file("/dev/fd/4", open = "r", encoding = "UTF-8", raw = TRUE)
+  W$open_out <- function() file("/dev/fd/3", open = "wb", raw = TRUE)
+  S$proto_in <- W$open_in()
+  S$proto_out <- W$open_out()
+
+  W$write_line <- function(text) {
+    bytes <- c(charToRaw(enc2utf8(text)), as.raw(10L))
+    ok <- tryCatch(
+      {
+        writeBin(bytes, S$proto_out)
+        flush(S$proto_out)
+        TRUE
+      },
+      error = function(e) FALSE
+    )
+    if (!ok && !S$reopened_out) {
+      # A cell closed our connection (closeAllConnections()): reopen fd 3 once.
+      S$reopened_out <- TRUE
+      S$proto_out <- W$open_out()
+      writeBin(bytes, S$proto_out)
+      flush(S$proto_out)
+    }
+    invisible(NULL)
+  }
+
+  # One line, or NULL at end of stream. Interrupts stay pending while R is
+  # blocked in the read (R installs its SIGINT handler with SA_RESTART, so
+  # the read simply resumes) and fire when the suspension ends; the line is
+  # stored before that, and the idle SIGINT is swallowed: it must neither
+  # end the worker (an uncaught interrupt halts Rscript) nor lose the frame.
+  W$read_once <- function() {
+    S$line <- NULL
+    tryCatch({
+      suspendInterrupts({
+        S$line <- tryCatch(readLines(S$proto_in, n = 1L, warn = FALSE), error = function(e) NULL)
+      })
+      # Resuming does not deliver a pending interrupt by itself; this does.
+      Sys.sleep(0)
+    },
+      interrupt = function(e) NULL
+    )
+    S$line
+  }
+
+  W$read_line <- function() {
+    line <- W$read_once()
+    if (is.null(line) && !S$reopened_in) {
+      # A cell closed our connection (closeAllConnections()): reopen fd 4 once.
+      S$reopened_in <- TRUE
+      S$proto_in <- W$open_in()
+      line <- W$read_once()
+    }
+    if (length(line) == 0L) NULL else line
+  }
+
+  # -- JSON out, escaped by hand (no jsonlite needed to answer) -------------------
+
+  W$json_string <- function(x) {
+    if (is.null(x) || length(x) == 0L || is.na(x[[1L]])) {
+      return("null")
+    }
+    x <- as.character(x[[1L]])
+    # Invalid bytes become visible <xx> escapes instead of breaking the frame.
+    if (!validUTF8(x)) x <- iconv(x, "UTF-8", "UTF-8", sub = "byte")
+    x <- enc2utf8(x)
+    # Most strings (ids, keys, short values) need no escaping at all.
+    if (!grepl("[\\\\\"\001-\037\177]", x, useBytes = TRUE)) {
+      return(paste0("\"", x, "\""))
+    }
+    x <- gsub("\\", "\\\\", x, fixed = TRUE, useBytes = TRUE)
+    x <- gsub("\"", "\\\"", x, fixed = TRUE, useBytes = TRUE)
+    x <- gsub("\n", "\\n", x, fixed = TRUE, useBytes = TRUE)
+    x <- gsub("\r", "\\r", x, fixed = TRUE, useBytes = TRUE)
+    x <- gsub("\t", "\\t", x, fixed = TRUE, useBytes = TRUE)
+    if (grepl("[\001-\037\177]", x, useBytes = TRUE)) {
+      m <- gregexpr("[\001-\037\177]", x, useBytes = TRUE)
+      regmatches(x, m) <- lapply(regmatches(x, m), function(ch) {
+        vapply(ch, function(c1) sprintf("\\u%04x", as.integer(charToRaw(c1))), "")
+      })
+    }
+    Encoding(x) <- "UTF-8"
+    paste0("\"", x, "\"")
+  }
+
+  # sprintf formats numbers with R's C numeric locale: always a '.' decimal
+  # mark, whatever options(OutDec) a cell set.
+  W$json_number <- function(x) {
+    if (is.null(x) || length(x) == 0L || is.na(x) || !is.finite(x)) {
+      return("null")
+    }
+    if (is.integer(x)) sprintf("%d", x) else sprintf("%.6f", x)
+  }
+
+  W$json_bool <- function(x) if (isTRUE(x)) "true" else "false"
+
+  # A named list of already-encoded JSON values -> an object.
+  W$json_object <- function(fields) {
+    keys <- vapply(names(fields), W$json_string, "")
+    paste0("{", paste0(keys, ":", unlist(fields, use.names = FALSE), collapse = ","), "}")
+  }
+
+  W$json_array <- function(items) paste0("[", paste0(unlist(items), collapse = ","), "]")
+
+  W$send <- function(fields) {
+    text <- W$json_object(fields)
+    if (nchar(text, type = "bytes") + 1 > W$max_frame_bytes) {
+      text <- W$json_object(list(
+        type = "\"response\"", id = fields$id, stdout = "\"\"", stderr = "\"\"",
+        error = W$json_string(sprintf(
+          "R kernel dropped an oversized response frame (>%d bytes)",
+          as.integer(W$max_frame_bytes)
+        )),
+        interrupted = if (is.null(fields$interrupted)) "false" else fields$interrupted
+      ))
+    }
+    W$write_line(text)
+  }
+
+  W$cap_error <- function(msg) {
+    if (nchar(msg, allowNA = TRUE) > W$max_error_chars) {
+      msg <- paste0(substr(msg, 1L, W$max_error_chars), "\n...(truncated at 1000000 characters)")
+    }
+    msg
+  }
+
+  W$response <- function(id, error = NULL, interrupted = FALSE, lineno = NULL, call = NULL,
+                         usage = NULL, files_read = character(), sink_capture = TRUE) {
+    fields <- list(
+      type = "\"response\"", id = W$json_string(id),
+      sink_capture = W$json_bool(sink_capture), stdout = "\"\"", stderr = "\"\"",
+      error = if (is.null(error)) "null" else W$json_string(W$cap_error(error)),
+      interrupted = W$json_bool(interrupted),
+      trace = W$json_object(list(
+        error_lineno = if (is.null(lineno)) "null" else W$json_number(as.integer(lineno)),
+        error_call = if (is.null(call)) "null" else W$json_string(call)
+      )),
+      guards = "{}",
+      files_read = W$json_array(lapply(files_read, W$json_string)),
+      usage = if (is.null(usage)) "{}" else usage
+    )
+    W$send(fields)
+  }
+
+  # -- usage ---------------------------------------------------------------------
+
+  W$peak_rss_kb <- function() {
+    status <- tryCatch(
+      {
+        con <- W$untraced_file("/proc/self/status", open = "r")
+        on.exit(close(con))
+        readLines(con, warn = FALSE)
+      },
+      error = function(e) NULL
+    )
+    line <- grep("^VmHWM:", status, value = TRUE)
+    if (length(line) == 0L) {
+      return("null")
+    }
+    sprintf("%d", as.integer(gsub("[^0-9]", "", line[[1L]])))
+  }
+
+  W$cpu_seconds <- function() {
+    t <- proc.time()
+    sum(t[c(1L, 2L, 4L, 5L)], na.rm = TRUE)
+  }
+
+  # -- files_read: R opens files through these constructors ------------------------
+
+  W$normalise <- function(path) {
+    parts <- strsplit(path, "/", fixed = TRUE)[[1L]]
+    out <- character()
+    for (part in parts) {
+      if (part == "" || part == ".") next
+      if (part == "..") {
+        if (length(out)) out <- out[-length(out)]
+      } else {
+        out <- c(out, part)
+      }
+    }
+    paste0("/", paste(out, collapse = "/"))
+  }
+
+  # The spelling actually opened, relative to the workspace; symlinks are
+  # never resolved (the host resolves what it needs).
+  W$workspace_relative <- function(raw) {
+    if (!is.character(raw) || length(raw) != 1L || is.na(raw) || !nzchar(raw)) {
+      return(NULL)
+    }
+    if (grepl("^[a-z][a-z0-9+.-]*://", raw, ignore.case = TRUE)) {
+      return(NULL)
+    }
+    raw <- path.expand(raw)
+    absolute <- if (startsWith(raw, "/")) raw else paste0(getwd(), "/", raw)
+    absolute <- W$normalise(absolute)
+    root <- W$normalise(W$workspace)
+    if (absolute == root || !startsWith(absolute, paste0(root, "/"))) {
+      return(NULL)
+    }
+    rel <- substr(absolute, nchar(root) + 2L, nchar(absolute))
+    if (nchar(rel) > 1024L) NULL else rel
+  }
+
+  W$note_open <- function(description, open) {
+    reading <- S$reading
+    if (is.null(reading)) {
+      return(invisible(NULL))
+    }
+    if (!is.character(open) || length(open) != 1L) open <- ""
+    is_read <- grepl("[r+]", open) || (open == "" && isTRUE(file.exists(description)))
+    if (!is_read) {
+      return(invisible(NULL))
+    }
+    rel <- tryCatch(W$workspace_relative(description), error = function(e) NULL)
+    if (!is.null(rel) && !(rel %in% reading) && length(reading) < 256L) {
+      S$reading <- c(reading, rel)
+    }
+    invisible(NULL)
+  }
+
+  # The worker's own reads skip the tracer (and its cost per call).
+  W$untraced_file <- base::file
+
+  W$install_read_tracing <- function() {
+    tracer <- bquote(.(W$note_open)(description, open))
+    for (what in c("file", "gzfile", "bzfile", "xzfile")) {
+      suppressMessages(tryCatch(
+        trace(what, tracer = tracer, print = FALSE, where = baseenv()),
+        error = function(e) NULL
+      ))
+    }
+  }
+
+  # -- plots: the default device draws PNGs under .openai4s/figures -------------
+
+  W$figures_dir <- file.path(W$workspace, ".openai4s", "figures")
+  # Unique per worker (R's session temp dir name is random), so a restarted
+  # or second kernel in this workspace never re-announces older files; the
+  # pid alone repeats inside a sandbox's pid namespace.
+  W$figure_tag <- sub("^Rtmp", "", basename(tempdir()))
+
+  W$figure_device <- function(...) {
+    dir.create(W$figures_dir, recursive = TRUE, showWarnings = FALSE)
+    pattern <- file.path(W$figures_dir, sprintf("r-%s-%d-%%03d.png", W$figure_tag, S$cells))
+    grDevices::png(filename = pattern, width = 7, height = 5, units = "in", res = 96)
+  }
+
+  # Closes the devices the cell opened (so their files are complete) and
+  # announces each page as a display frame (contracts: image/png, base64).
+  W$flush_figures <- function(id, devices_before) {
+    opened <- setdiff(grDevices::dev.list(), devices_before)
+    for (dev in opened) tryCatch(grDevices::dev.off(dev), error = function(e) NULL)
+    if (!dir.exists(W$figures_dir)) {
+      return(invisible(NULL))
+    }
+    prefix <- sprintf("^r-%s-%d-[0-9]+\\.png$", W$figure_tag, S$cells)
+    files <- sort(list.files(W$figures_dir, pattern = prefix, full.names = TRUE))
+    for (path in files) {
+      size <- file.size(path)
+      if (is.na(size) || size <= 0) next
+      data <- jsonlite::base64_enc(readBin(path, "raw", size))
+      rel <- substr(path, nchar(W$workspace) + 2L, nchar(path))
+      W$send(list(
+        type = "\"display\"", id = W$json_string(id),
+        data = W$json_object(list(
+          "image/png" = W$json_string(data),
+          "text/plain" = W$json_string(sprintf("<R plot: %s>", rel))
+        )),
+        metadata = W$json_object(list(path = W$json_string(rel))),
+        display_id = "null", update = "false"
+      ))
+    }
+  }
+
+  # -- cells -----------------------------------------------------------------------
+
+  W$one_line <- function(expr) {
+    text <- paste(trimws(deparse(expr, width.cutoff = 500L, nlines = 20L)), collapse = " ")
+    if (nchar(text) > 500L) substr(text, 1L, 500L) else text
+  }
+
+  W$eval_call <- quote(eval(expr, envir))
+
+  # R's JIT would byte-compile each worker function on its first calls,
+  # which costs the first cells tens of milliseconds of CPU; the worker runs
+  # interpreted and the JIT is on (at R's own level) only for the cell's code.
+  W$user_jit <- compiler::enableJIT(0L)
+  W$eval_user <- function(expr, envir) {
+    compiler::enableJIT(W$user_jit)
+    on.exit(compiler::enableJIT(0L))
+    withVisible(eval(expr, envir))
+  }
+
+  W$print_value <- function(value) {
+    if (isS4(value)) methods::show(value) else print(value)
+  }
+
+  # Runs the parsed expressions in order; returns the outcome as a list.
+  W$run_exprs <- function(exprs, lines, out, err) {
+    outcome <- list(error = NULL, interrupted = FALSE, lineno = NULL, call = NULL)
+    envir <- globalenv()
+    for (i in seq_along(exprs)) {
+      expr <- exprs[[i]]
+      failed <- tryCatch(
+        withCallingHandlers(
+          {
+            shown <- W$eval_user(expr, envir)
+            if (shown$visible) W$print_value(shown$value)
+            NULL
+          },
+          warning = function(w) {
+            cat("Warning: ", conditionMessage(w), "\n", sep = "", file = err)
+            invokeRestart("muffleWarning")
+          }
+        ),
+        interrupt = function(e) list(interrupted = TRUE),
+        error = function(e) list(condition = e)
+      )
+      tryCatch(flush(out), error = function(e) NULL)
+      if (is.null(failed)) next
+      if (isTRUE(failed$interrupted)) {
+        outcome$error <- "Interrupted"
+        outcome$interrupted <- TRUE
+        return(outcome)
+      }
+      e <- failed$condition
+      call <- conditionCall(e)
+      if (identical(call, W$eval_call)) call <- NULL
+      msg <- conditionMessage(e)
+      if (is.null(call)) {
+        outcome$error <- paste0("Error: ", msg)
+      } else {
+        outcome$error <- paste0("Error in ", W$one_line(call), ": ", msg)
+        fn <- if (is.call(call)) call[[1L]] else call
+        outcome$call <- W$one_line(fn)
+      }
+      outcome$lineno <- lines[[i]]
+      return(outcome)
+    }
+    outcome
+  }
+
+  W$parse_cell <- function(code) {
+    tryCatch(
+      {
+        src <- srcfilecopy("<text>", strsplit(code, "\n", fixed = TRUE)[[1L]])
+        exprs <- parse(text = code, keep.source = TRUE, srcfile = src)
+        refs <- attr(exprs, "srcref")
+        lines <- vapply(seq_along(exprs), function(i) as.integer(refs[[i]][[1L]]), 0L)
+        list(exprs = exprs, lines = lines)
+      },
+      error = function(e) {
+        msg <- conditionMessage(e)
+        hit <- regmatches(msg, regexec("<text>:([0-9]+):", msg))[[1L]]
+        list(error = paste0("ParseError: ", msg), lineno = if (length(hit) == 2L) as.integer(hit[[2L]]))
+      }
+    )
+  }
+
+  W$usage_json <- function(wall0, cpu0) {
+    W$json_object(list(
+      wall_s = W$json_number(as.numeric(difftime(Sys.time(), wall0, units = "secs"))),
+      cpu_s = W$json_number(W$cpu_seconds() - cpu0),
+      peak_rss_kb = W$peak_rss_kb()
+    ))
+  }
+
+  W$open_sink <- function(path) fifo(path, open = "w", blocking = TRUE)
+
+  W$execute <- function(request) {
+    id <- request$id
+    out_path <- request$sink_out
+    err_path <- request$sink_err
+    if (!is.character(out_path) || !is.character(err_path) || !nzchar(out_path) || !nzchar(err_path)) {
+      W$response(id, error = "R kernel received an execute frame with no host capture sinks", sink_capture = FALSE)
+      return(invisible(NULL))
+    }
+    S$cells <- S$cells + 1L
+    wall0 <- Sys.time()
+    cpu0 <- W$cpu_seconds()
+    code <- if (is.character(request$code)) request$code else ""
+    # Blocking opens: a non-blocking fifo silently drops what the pipe buffer
+    # cannot hold. The host opened the read ends before it sent this frame.
+    out <- W$open_sink(out_path)
+    err <- W$open_sink(err_path)
+    sink(out)
+    sink(err, type = "message")
+    devices_before <- grDevices::dev.list()
+    S$reading <- character()
+    outcome <- tryCatch(
+      {
+        parsed <- W$parse_cell(code)
+        if (!is.null(parsed$error)) {
+          list(error = parsed$error, interrupted = FALSE, lineno = parsed$lineno, call = NULL)
+        } else {
+          W$run_exprs(parsed$exprs, parsed$lines, out, err)
+        }
+      },
+      interrupt = function(e) list(error = "Interrupted", interrupted = TRUE)
+    )
+    files_read <- S$reading
+    S$reading <- NULL
+    # Unwind the cell's own sinks too, then close the fifos: the host sees
+    # end of stream before it reads the response.
+    while (sink.number() > 0L) sink()
+    if (sink.number(type = "message") != 2L) sink(type = "message")
+    tryCatch(close(out), error = function(e) NULL)
+    tryCatch(close(err), error = function(e) NULL)
+    tryCatch(W$flush_figures(id, devices_before), error = function(e) NULL)
+    W$response(id,
+      error = outcome$error, interrupted = isTRUE(outcome$interrupted),
+      lineno = outcome$lineno, call = outcome$call, usage = W$usage_json(wall0, cpu0),
+      files_read = files_read
+    )
+  }
+
+  # -- variable inspector (spec §7.5) -----------------------------------------------
+
+  W$djb2 <- function(text) {
+    h <- 5381
+    for (b in as.integer(charToRaw(enc2utf8(text)))) h <- (h * 33 + b) %% 4294967296
+    paste0(sprintf("%04x", as.integer(h %/% 65536)), sprintf("%04x", as.integer(h %% 65536)))
+  }
+
+  W$plain_scalar <- function(x) {
+    is.atomic(x) && length(x) == 1L && is.null(attributes(x))
+  }
+
+  W$scalar_preview <- function(x) {
+    if (is.na(x)) {
+      return("NA")
+    }
+    if (is.character(x)) {
+      if (nchar(x, allowNA = TRUE) > 60L) x <- paste0(substr(x, 1L, 59L), "\u2026")
+      return(W$json_string(x))
+    }
+    if (is.raw(x)) {
+      return(sprintf("%02x", as.integer(x)))
+    }
+    if (is.logical(x)) {
+      return(if (x) "TRUE" else "FALSE")
+    }
+    if (is.double(x) && !is.finite(x)) {
+      return(if (is.nan(x)) "NaN" else if (x > 0) "Inf" else "-Inf")
+    }
+    as.character(x)
+  }
+
+  W$describe <- function(name) {
+    entry <- list(name = W$json_string(substr(name, 1L, 160L)))
+    envir <- globalenv()
+    if (bindingIsActive(name, envir)) {
+      entry$type <- "\"active_binding\""
+      return(W$json_object(entry))
+    }
+    value <- get(name, envir = envir, inherits = FALSE)
+    entry$type <- W$json_string(typeof(value))
+    if (!is.null(attr(value, "class", exact = TRUE))) {
+      return(W$json_object(entry))
+    }
+    if (is.atomic(value) && !is.null(value)) {
+      entry$kind <- W$json_string(if (is.character(value)) "text" else if (is.raw(value)) "bytes" else "vector")
+    } else if (is.list(value)) {
+      entry$kind <- "\"container\""
+    } else {
+      return(W$json_object(entry))
+    }
+    n <- length(value)
+    entry$length <- sprintf("%d", as.integer(n))
+    head <- if (is.list(value)) value[seq_len(min(n, 12L))] else as.list(value[seq_len(min(n, 12L))])
+    if (all(vapply(head, W$plain_scalar, TRUE))) {
+      items <- vapply(head, W$scalar_preview, "")
+      preview <- paste0("[", paste(items, collapse = ", "), if (n > 12L) ", \u2026", "]")
+      if (nchar(preview) > 240L) preview <- paste0(substr(preview, 1L, 239L), "\u2026")
+      entry$preview <- W$json_string(preview)
+      entry$fingerprint <- W$json_string(W$djb2(paste0(typeof(value), ":", n, ":", paste(items, collapse = "|"))))
+    }
+    W$json_object(entry)
+  }
+
+  W$inspect <- function(request) {
+    id <- W$json_string(request$id)
+    limit <- request$limit
+    if (!is.numeric(limit) || length(limit) != 1L || is.na(limit) || limit != floor(limit) ||
+      limit < 1 || limit > 500) {
+      W$send(list(
+        type = "\"variables_response\"", id = id, variables = "[]", truncated = "false",
+        limit = "0", error = "\"invalid variable inspection limit\""
+      ))
+      return(invisible(NULL))
+    }
+    limit <- as.integer(limit)
+    body <- tryCatch(
+      {
+        names <- ls(globalenv(), all.names = TRUE, sorted = FALSE)
+        names <- sort(names, method = "radix")
+        names <- names[!startsWith(names, ".oai4s_") & !(names %in% c("quit", "q"))]
+        shown <- names[seq_len(min(length(names), limit))]
+        list(
+          variables = W$json_array(lapply(shown, W$describe)),
+          truncated = W$json_bool(length(names) > limit)
+        )
+      },
+      error = function(e) NULL
+    )
+    if (is.null(body)) {
+      W$send(list(
+        type = "\"variables_response\"", id = id, variables = "[]", truncated = "false",
+        limit = sprintf("%d", limit), error = "\"variable inspection failed closed\""
+      ))
+    } else {
+      W$send(list(
+        type = "\"variables_response\"", id = id, variables = body$variables,
+        truncated = body$truncated, limit = sprintf("%d", limit), error = "null"
+      ))
+    }
+  }
+
+  # -- requests --------------------------------------------------------------------
+
+  W$recovered_id <- function(line) {
+    hit <- regmatches(line, regexec("\"id\"\\s*:\\s*\"([^\"\\\\]*)\"", line))[[1L]]
+    if (length(hit) == 2L) hit[[2L]] else "unknown"
+  }
+
+  W$refuse <- function(line, error) {
+    id <- W$recovered_id(line)
+    if (grepl("\"type\"\\s*:\\s*\"inspect_variables\"", line)) {
+      W$send(list(
+        type = "\"variables_response\"", id = W$json_string(id), variables = "[]",
+        truncated = "false", limit = "0", error = W$json_string(error)
+      ))
+    } else {
+      W$response(id, error = error, sink_capture = FALSE)
+    }
+  }
+
+  # TRUE to keep serving, FALSE to exit.
+  W$handle <- function(line) {
+    if (!W$has_jsonlite) {
+      if (grepl("\"type\"\\s*:\\s*\"shutdown\"", line)) {
+        return(FALSE)
+      }
+      W$refuse(line, W$jsonlite_missing)
+      return(TRUE)
+    }
+    request <- tryCatch(jsonlite::fromJSON(line, simplifyVector = FALSE), error = function(e) NULL)
+    if (!is.list(request) || is.null(names(request))) {
+      W$refuse(line, "invalid JSON request")
+      return(TRUE)
+    }
+    type <- request$type
+    if (!is.character(type)) type <- ""
+    if (identical(type, "shutdown")) {
+      return(FALSE)
+    }
+    if (identical(type, "execute")) {
+      W$execute(request)
+    } else if (identical(type, "inspect_variables")) {
+      W$inspect(request)
+    }
+    TRUE
+  }
+
+  W$serve <- function() {
+    repeat {
+      line <- W$read_line()
+      if (is.null(line)) break
+      keep <- TRUE
+      answered <- FALSE
+      # Exactly one response per request: a failure or an interrupt that
+      # lands outside the cell's own handlers still answers.
+      status <- tryCatch(
+        {
+          keep <- W$handle(line)
+          "ok"
+        },
+        interrupt = function(e) "Interrupted",
+        error = function(e) paste0("openai4s r_worker internal error: ", conditionMessage(e))
+      )
+      if (!identical(status, "ok")) {
+        while (sink.number() > 0L) sink()
+        if (sink.number(type = "message") != 2L) try(sink(type = "message"), silent = TRUE)
+        S$reading <- NULL
+        tryCatch(
+          W$response(W$recovered_id(line),
+            error = status, interrupted = identical(status, "Interrupted"), sink_capture = FALSE
+          ),
+          error = function(e) NULL, interrupt = function(e) NULL
+        )
+      }
+      if (!isTRUE(keep)) break
+      if (!S$compiled) {
+        tryCatch(suspendInterrupts(W$compile_worker()),
+          interrupt = function(e) NULL, error = function(e) NULL
+        )
+      }
+    }
+  }
+
+  # Byte-compiles the worker's own functions once, after the first request
+  # is answered: at startup it would delay the first result (cold start),
+  # and left to R's JIT it would land inside the first cells.
+  W$compile_worker <- function() {
+    S$compiled <- TRUE
+    for (name in ls(W)) {
+      f <- get(name, envir = W)
+      if (!is.function(f) || identical(name, "eval_user")) next
+      compiled <- tryCatch(compiler::cmpfun(f), error = function(e) NULL)
+      if (is.null(compiled)) next
+      unlockBinding(name, W)
+      assign(name, compiled, envir = W)
+      lockBinding(name, W)
+    }
+  }
+
+  # -- start -----------------------------------------------------------------------
+
+  disabled <- function(name) {
+    force(name)
+    function(...) {
+      stop(sprintf("%s() is disabled inside openai4s R cells; the kernel stays alive", name), call. = FALSE)
+    }
+  }
+  assign("quit", disabled("quit"), envir = globalenv())
+  assign("q", disabled("q"), envir = globalenv())
+  options(device = W$figure_device, warn = 1)
+  W$install_read_tracing()
+  lockEnvironment(W, bindings = TRUE)
+  assign(".oai4s_worker", W, envir = globalenv())
+  W$serve()
+})
+invisible(NULL)
