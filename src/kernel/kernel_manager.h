@@ -61,9 +61,15 @@ class KernelManager {
   // passes a snapshot taken under its own lock instead.
   Status start(double init_timeout_s, std::optional<EnvMap> environment = std::nullopt);
   Result<Json> execute(const std::string& code, const std::string& origin,
-                       const std::optional<std::string>& cell_id, ChunkSink* on_chunk);
+                       const std::optional<std::string>& cell_id, ChunkSink* on_chunk,
+                       DisplaySink* on_display = nullptr, InputSource* on_input = nullptr);
   // limit validated by the caller's type check; range checked here.
   Result<Json> inspect_variables(long long limit);
+  // Completion and help at `cursor` (a code point index of `code`); idle
+  // only, Busy while a transaction runs. The worker never runs user code
+  // for either. Replies without their type and id.
+  Result<Json> complete(const std::string& code, long long cursor);
+  Result<Json> inspect_code(const std::string& code, long long cursor, int detail_level);
   // Never takes the transaction lock: callable from any thread, including
   // the dispatcher running inside execute.
   Result<InterruptDelivery> interrupt();
@@ -88,6 +94,8 @@ class KernelManager {
   std::size_t mismatched_streams() const { return mismatched_streams_.load(); }
   std::size_t malformed_frames() const { return malformed_frames_.load(); }
   std::size_t stale_responses() const { return stale_responses_.load(); }
+  // Display frames of another (finished) cell, dropped.
+  std::size_t stale_displays() const { return stale_displays_.load(); }
   std::shared_ptr<Transport> transport() const;
   const KernelOptions& options() const { return options_; }
   bool uses_factory() const { return factory_ != nullptr; }
@@ -107,6 +115,9 @@ class KernelManager {
   Result<std::string> request_stdout(const std::string& cell_id);
   // The worker's next JSON-object frame; end of stream is the worker's exit.
   Result<Json> next_object_frame();
+  // One idle request/reply transaction (complete, inspect): Busy instead of
+  // waiting, the reply matched by type and id.
+  Result<Json> idle_request(Json request, std::string_view reply_type, const std::string& what);
 
   const KernelOptions options_;
   const std::shared_ptr<KernelHooks> hooks_;
@@ -122,6 +133,7 @@ class KernelManager {
   std::atomic<std::size_t> mismatched_streams_{0};
   std::atomic<std::size_t> malformed_frames_{0};
   std::atomic<std::size_t> stale_responses_{0};
+  std::atomic<std::size_t> stale_displays_{0};
 };
 
 }  // namespace o4s::kernel

@@ -38,6 +38,7 @@ class PipeTransport final : public Transport {
   std::optional<int> exit_status() override { return child_->poll(); }
   std::optional<StderrSnapshot> stderr_snapshot() override;
   std::size_t dropped_lines() const override;
+  std::optional<std::size_t> unread_input_bytes() override;
 
   proc::ChildProcess& child() { return *child_; }
   // What the close ladder's SIGINT rung sends. By default SIGINT to the

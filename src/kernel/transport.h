@@ -47,6 +47,9 @@ class Transport {
   virtual std::optional<int> exit_status() { return std::nullopt; }
   // Frames dropped by the reader for being over the cap or unreadable.
   virtual std::size_t dropped_lines() const { return 0; }
+  // Bytes written to the worker that it has not read yet, where the
+  // transport can tell (a worker that stops reading must not block us).
+  virtual std::optional<std::size_t> unread_input_bytes() { return std::nullopt; }
 };
 
 }  // namespace o4s::kernel

@@ -131,15 +131,44 @@ class Kernel:
 
     # -- requests ------------------------------------------------------------
 
-    def execute(self, code, origin="agent", on_chunk=None, *, cell_id=None, action_context=None):
+    def execute(
+        self,
+        code,
+        origin="agent",
+        on_chunk=None,
+        *,
+        cell_id=None,
+        action_context=None,
+        on_display=None,
+        on_input=None,
+    ):
         """Run one cell; returns the response dict (stdout, stderr, error,
-        interrupted, trace, guards, files_read, usage, cwd, ...).
+        interrupted, trace, guards, files_read, usage, cwd, ...; "displays"
+        only when the cell displayed something).
         `action_context` (else the one bound on this thread) attributes the
-        cell's host calls to an agent action in the audit log."""
+        cell's host calls to an agent action in the audit log.
+        `on_display(bundle)` receives each display live ({data, metadata,
+        display_id, update}, or {"type": "clear_output", "wait"});
+        `on_input(prompt, password) -> str` answers the cell's input().
+        """
+        run = self._core.execute
+        args = (str(code), str(origin), cell_id, on_chunk, on_display, on_input)
         if action_context is None:
-            return self._core.execute(str(code), str(origin), cell_id, on_chunk)
+            return run(*args)
         with self.bind_action_context(action_context):
-            return self._core.execute(str(code), str(origin), cell_id, on_chunk)
+            return run(*args)
+
+    def complete(self, code, cursor):
+        """Completions at `cursor` (an index into `code`): {"matches",
+        "cursor_start", "cursor_end"}. Never runs the namespace's code;
+        raises KernelBusyError while a cell runs."""
+        return self._core.complete(code, cursor)
+
+    def inspect(self, code, cursor, detail_level=0):
+        """Help for the name at `cursor` (`obj?`; detail_level=1: `obj??`):
+        {"found", "data": {"text/plain"}}. Never runs the namespace's code;
+        raises KernelBusyError while a cell runs."""
+        return self._core.inspect_code(code, cursor, detail_level)
 
     @contextlib.contextmanager
     def bind_action_context(self, context):
