@@ -5,7 +5,7 @@ subprocesses inherit, harmlessly). When a Cell imports matplotlib, a
 one-shot import hook points its backend at ``mpl_inline`` (Agg rendering,
 plus a ``show()`` that displays); at the end of every Cell the figures
 pyplot still holds are displayed and closed, so the next Cell starts with
-none. Nothing here imports matplotlib: a Cell that never uses it pays
+none (unless the Cell chose another backend itself). Nothing here imports matplotlib: a Cell that never uses it pays
 nothing.
 """
 
@@ -132,6 +132,30 @@ def show_figures(close=True):
     if close:
         close_figures()
     return shown
+
+
+def inline_active():
+    """Whether pyplot is loaded and drawing through the inline backend (a
+    Cell that chose another backend, e.g. ``matplotlib.use('Agg')``, keeps
+    its figures open, as the figure-leak guard reports them)."""
+    if "matplotlib.pyplot" not in sys.modules:
+        return False
+    try:
+        backend = dict.__getitem__(sys.modules["matplotlib"].rcParams, "backend")
+    except Exception:
+        return False
+    return isinstance(backend, str) and backend.lower() == INLINE_BACKEND.lower()
+
+
+def cell_ended(show=True):
+    """End of a Cell under the inline backend: show (or, for an
+    interrupted Cell, just drop) the figures it left open."""
+    if not inline_active():
+        return
+    if show:
+        show_figures(close=True)
+    else:
+        close_figures()
 
 
 def close_figures():

@@ -424,18 +424,18 @@ class _Session:
                     else:
                         exec(compiled, self.namespace)
                 except KeyboardInterrupt:
-                    figures.close_figures()
+                    figures.cell_ended(show=False)
                     raise
                 except BaseException:
                     # What a failing Cell drew is still shown (as inline
                     # backends do); its own error stays the Cell's error.
                     try:
-                        figures.show_figures()
+                        figures.cell_ended()
                     except Exception:
                         pass
                     raise
                 # As notebook inline backends: what the Cell drew is shown.
-                figures.show_figures()
+                figures.cell_ended()
             finally:
                 _in_user_code[0] = False
         finally:

@@ -198,3 +198,10 @@ def test_the_worker_and_its_children_plot_headless(kernel):
         " text=True).stdout.strip())"
     )
     assert result["stdout"].split() == ["Agg", "agg"]
+
+
+def test_a_cell_that_picks_its_own_backend_keeps_its_figures_open(kernel):
+    kernel.execute("import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt")
+    result = kernel.execute("fig = plt.figure()")
+    assert "displays" not in result
+    assert result["guards"]["matplotlib"] == {"leaked": [1], "closed": []}
