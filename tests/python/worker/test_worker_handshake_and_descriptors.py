@@ -67,19 +67,32 @@ def test_stdin_is_dev_null_and_fd1_is_stderr(worker):
         "import os, sys\n"
         "print(os.readlink('/proc/self/fd/0'))\n"
         "print(os.fstat(1).st_ino == os.fstat(2).st_ino)\n"
-        "try:\n"
-        "    input()\n"
-        "except EOFError:\n"
-        "    print('eof')\n"
+        "print(repr(sys.stdin.read()))\n"
         "os.write(1, b'native-stdout-write\\n')\n"
     )
     response, frames = worker.execute(code)
     assert response["error"] is None
-    assert response["stdout"].splitlines() == ["/dev/null", "True", "eof"]
+    assert response["stdout"].splitlines() == ["/dev/null", "True", "''"]
     # The native write went to stderr, never onto the wire as a bad line.
     assert all(frame["type"] == "stdout_chunk" for frame in frames)
     worker.shutdown()
     assert "native-stdout-write" in worker.stderr
+
+
+def test_input_asks_the_host_over_the_protocol_not_fd_0(worker):
+    cell = "cell-input"
+    worker.send({"type": "execute", "id": cell, "code": "print(input('q? '))", "origin": "agent"})
+    request = worker.read()
+    assert request == {
+        "type": "input_request",
+        "id": cell,
+        "prompt": "q? ",
+        "password": False,
+        "seq": request["seq"],
+    }
+    worker.send({"type": "input_reply", "id": cell, "seq": request["seq"], "value": "a\n"})
+    response, _ = worker.collect()
+    assert response["stdout"] == "a\n" and response["error"] is None
 
 
 def test_protocol_descriptors_are_not_inherited_by_children(worker):
