@@ -80,16 +80,40 @@ class KernelCore {
   }
 
   py::object execute(const std::string& code, const std::string& origin, py::object cell_id,
-                     py::object on_chunk) {
+                     py::object on_chunk, py::object on_display, py::object on_input) {
     std::optional<PyChunkSink> sink;
     if (!on_chunk.is_none()) sink.emplace(on_chunk);
+    std::optional<PyDisplaySink> displays;
+    if (!on_display.is_none()) displays.emplace(on_display);
+    std::optional<PyInputSource> input;
+    if (!on_input.is_none()) input.emplace(on_input);
     std::optional<std::string> id;
     if (!cell_id.is_none()) {
       std::string text = py::str(cell_id).cast<std::string>();
       if (!text.empty()) id = std::move(text);
     }
+    Result<kernel::Json> result = released([&] {
+      return manager_->execute(code, origin, id, sink ? &*sink : nullptr,
+                               displays ? &*displays : nullptr, input ? &*input : nullptr);
+    });
+    return to_python(unwrap(std::move(result)));
+  }
+
+  py::object complete(py::object code, py::object cursor) {
+    auto [text, position] = code_and_cursor(code, cursor);
+    Result<kernel::Json> result = released([&] { return manager_->complete(text, position); });
+    return to_python(unwrap(std::move(result)));
+  }
+
+  py::object inspect_code(py::object code, py::object cursor, py::object detail_level) {
+    auto [text, position] = code_and_cursor(code, cursor);
+    if (PyBool_Check(detail_level.ptr()) || !PyLong_Check(detail_level.ptr())) {
+      throw py::type_error("detail_level must be 0 or 1");
+    }
+    long level = PyLong_AsLong(detail_level.ptr());
+    if (level != 0 && level != 1) throw py::value_error("detail_level must be 0 or 1");
     Result<kernel::Json> result =
-        released([&] { return manager_->execute(code, origin, id, sink ? &*sink : nullptr); });
+        released([&] { return manager_->inspect_code(text, position, static_cast<int>(level)); });
     return to_python(unwrap(std::move(result)));
   }
 
@@ -195,6 +219,29 @@ class KernelCore {
   KernelManager& manager() { return *manager_; }
 
  private:
+  // Checked before any frame: code is a str, cursor an int code-point index
+  // within it (the worker counts as Python does).
+  static std::pair<std::string, long long> code_and_cursor(const py::object& code,
+                                                           const py::object& cursor) {
+    if (!PyUnicode_Check(code.ptr())) throw py::type_error("code must be a str");
+    if (PyBool_Check(cursor.ptr()) || !PyLong_Check(cursor.ptr())) {
+      throw py::type_error("cursor must be an int");
+    }
+    Py_ssize_t length = PyUnicode_GetLength(code.ptr());
+    int overflow = 0;
+    long long position = PyLong_AsLongLongAndOverflow(cursor.ptr(), &overflow);
+    if (overflow != 0 || position < 0 || position > length) {
+      throw py::value_error("cursor must be between 0 and len(code)");
+    }
+    Py_ssize_t size = 0;
+    const char* utf8 = PyUnicode_AsUTF8AndSize(code.ptr(), &size);
+    if (utf8 == nullptr) {
+      PyErr_Clear();
+      throw py::value_error("code contains characters that are not valid Unicode (surrogates)");
+    }
+    return {std::string(utf8, static_cast<std::size_t>(size)), position};
+  }
+
   // A sandbox that cannot be set up gets its own exception type; everything
   // else maps as usual.
   static void unwrap_launch(Status status) {
@@ -285,7 +332,11 @@ void register_kernel_core(py::module_& m) {
       .def("start", &KernelCore::start, py::arg("init_timeout"))
       .def("restart", &KernelCore::restart, py::arg("init_timeout"))
       .def("execute", &KernelCore::execute, py::arg("code"), py::arg("origin"), py::arg("cell_id"),
-           py::arg("on_chunk"))
+           py::arg("on_chunk"), py::arg("on_display") = py::none(),
+           py::arg("on_input") = py::none())
+      .def("complete", &KernelCore::complete, py::arg("code"), py::arg("cursor"))
+      .def("inspect_code", &KernelCore::inspect_code, py::arg("code"), py::arg("cursor"),
+           py::arg("detail_level"))
       .def("inspect_variables", &KernelCore::inspect_variables, py::arg("limit"))
       .def("interrupt", &KernelCore::interrupt)
       .def("kill_worker", &KernelCore::kill_worker)
@@ -308,6 +359,8 @@ void register_kernel_core(py::module_& m) {
                              [](KernelCore& core) { return core.manager().worker_log_tail(); })
       .def_property_readonly("stale_stdout_chunks",
                              [](KernelCore& core) { return core.manager().stale_stdout_chunks(); })
+      .def_property_readonly("stale_displays",
+                             [](KernelCore& core) { return core.manager().stale_displays(); })
       .def_property_readonly("malformed_frames",
                              [](KernelCore& core) { return core.manager().malformed_frames(); })
       .def_property_readonly("mismatched_streams",

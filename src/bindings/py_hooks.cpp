@@ -318,4 +318,39 @@ Status PyChunkSink::deliver(const std::string& text) {
   }
 }
 
+Status PyDisplaySink::deliver(const Json& bundle) {
+  py::gil_scoped_acquire gil;
+  try {
+    callback_(to_python(bundle));
+    return {};
+  } catch (py::error_already_set& error) {
+    return capture_python_error(error);
+  }
+}
+
+kernel::InputAnswer PyInputSource::ask(const std::string& prompt, bool password) {
+  py::gil_scoped_acquire gil;
+  kernel::InputAnswer answer;
+  try {
+    py::object value = callback_(py::str(prompt), py::bool_(password));
+    if (!PyUnicode_Check(value.ptr())) {
+      answer.error =
+          "on_input returned " + std::string(Py_TYPE(value.ptr())->tp_name) + ", expected str";
+      return answer;
+    }
+    answer.value = value.cast<std::string>();
+  } catch (py::error_already_set& error) {
+    if (error.matches(PyExc_KeyboardInterrupt)) {
+      answer.interrupt = true;
+      return answer;
+    }
+    std::string type = error.type() ? py::str(error.type().attr("__name__")).cast<std::string>()
+                                    : std::string("Exception");
+    answer.error = "on_input raised " + type + ": " + capture_python_error(error).message;
+  } catch (const py::cast_error&) {
+    answer.error = "on_input returned text that is not valid Unicode";
+  }
+  return answer;
+}
+
 }  // namespace o4s::bindings

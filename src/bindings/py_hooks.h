@@ -80,6 +80,27 @@ class PyChunkSink final : public kernel::ChunkSink {
   py::object callback_;  // owned by the caller's frame for the whole execute
 };
 
+// on_display: called with each bundle as a dict.
+class PyDisplaySink final : public kernel::DisplaySink {
+ public:
+  explicit PyDisplaySink(py::object callback) : callback_(std::move(callback)) {}
+  Status deliver(const Json& bundle) override;
+
+ private:
+  py::object callback_;  // owned by the caller's frame for the whole execute
+};
+
+// on_input(prompt, password) -> str. A raise becomes the cell's error (a
+// KeyboardInterrupt: the cell's interrupt), never the caller's.
+class PyInputSource final : public kernel::InputSource {
+ public:
+  explicit PyInputSource(py::object callback) : callback_(std::move(callback)) {}
+  kernel::InputAnswer ask(const std::string& prompt, bool password) override;
+
+ private:
+  py::object callback_;
+};
+
 // Drops a Python reference safely from any thread, or not at all once the
 // interpreter is finalising.
 void release_with_gil(py::object& object);

@@ -26,23 +26,24 @@ Status CellOutput::deliver(const std::string& text) {
   return {};
 }
 
-std::optional<nl::json> CellOutput::on_frame(const nl::json& frame) {
-  std::string type = frame.value("type", "");
-  if (type == "input_request") {
-    // Without a client that allows stdin, the manager answers with an
-    // error and input() raises in the cell.
-    if (!allow_stdin_) return std::nullopt;
-    std::string value =
-        xeus::blocking_input_request(frame.value("prompt", ""), frame.value("password", false));
-    return nl::json{{"type", "input_reply"}, {"id", frame.value("id", "")}, {"value", value}};
+Status CellOutput::deliver(const nl::json& bundle) {
+  if (silent_) return {};
+  if (bundle.value("type", "") == "clear_output") {
+    interpreter_.clear_output(bundle.value("wait", false));
+  } else {
+    display(bundle);
   }
-  if (silent_) return std::nullopt;
-  if (type == "clear_output") {
-    interpreter_.clear_output(frame.value("wait", false));
-  } else if (type == "display") {
-    display(frame);
+  return {};
+}
+
+kernel::InputAnswer CellOutput::ask(const std::string& prompt, bool password) {
+  kernel::InputAnswer answer;
+  if (!allow_stdin_) {
+    answer.error = "no input channel: this client does not allow stdin (allow_stdin is false)";
+    return answer;
   }
-  return std::nullopt;
+  answer.value = xeus::blocking_input_request(prompt, password);
+  return answer;
 }
 
 void CellOutput::display(const nl::json& frame) {

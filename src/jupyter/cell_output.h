@@ -12,12 +12,18 @@
 
 namespace o4s::jupyter {
 
-class CellOutput : public kernel::ChunkSink, public kernel::CellFrameSink {
+class CellOutput : public kernel::ChunkSink,
+                   public kernel::DisplaySink,
+                   public kernel::InputSource {
  public:
   CellOutput(xeus::xinterpreter& interpreter, int execution_count, bool silent, bool allow_stdin);
 
   Status deliver(const std::string& text) override;
-  std::optional<nl::json> on_frame(const nl::json& frame) override;
+  // A display bundle ({data, metadata, display_id, update}) or a
+  // {type: "clear_output", wait} from the manager.
+  Status deliver(const nl::json& bundle) override;
+  // input() in the cell: an input_request on the client's stdin channel.
+  kernel::InputAnswer ask(const std::string& prompt, bool password) override;
   // After the response: what was not streamed (stderr; stdout only when no
   // chunk carried it) and the cell's result.
   void finish(const nl::json& response);

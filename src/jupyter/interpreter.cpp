@@ -137,7 +137,7 @@ nl::json Interpreter::execute_request_impl(int execution_counter, const std::str
   // An "ask" permission becomes a prompt on the client's stdin, only while
   // a cell whose client allows stdin runs.
   if (allow_stdin) hooks_->set_approver(ask_the_user);
-  auto result = manager_->execute(code, "user", std::nullopt, &output, &output);
+  auto result = manager_->execute(code, "user", std::nullopt, &output, &output, &output);
   hooks_->set_approver({});
   if (!result) {
     // The worker died (or the protocol broke): this cell fails, and the

@@ -5,6 +5,7 @@
 
 #include "base/random_id.h"
 #include "base/scope_exit.h"
+#include "kernel/cell_io.h"
 #include "kernel/kernel_manager.h"
 #include "kernel/output_bounds.h"
 #include "kernel/streamed_stdout.h"
@@ -109,7 +110,8 @@ Result<Json> KernelManager::finalise_response(Json response,
 
 Result<Json> KernelManager::execute(const std::string& code, const std::string& origin,
                                     const std::optional<std::string>& cell_id_arg,
-                                    ChunkSink* on_chunk, CellFrameSink* on_frames) {
+                                    ChunkSink* on_chunk, DisplaySink* on_display,
+                                    InputSource* on_input) {
   std::lock_guard transaction(transaction_);
   if (!is_alive()) return make_error(ErrorCode::kNotAlive, "kernel worker is not alive");
   const std::string cell_id = cell_id_arg && !cell_id_arg->empty() ? *cell_id_arg : uuid4();
@@ -132,6 +134,8 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
   LiveBudget live_budget;
   bool sidecar_event = false;
   std::optional<Error> chunk_error;
+  DisplayCollector displays;
+  bool input_flooded = false;
   auto deliver_live = [&](const std::string& text) {
     // The live budget bounds what a hostile worker can make the caller hold.
     if (text.empty() || on_chunk == nullptr || chunk_error || !live_budget.admit(text.size())) {
@@ -195,6 +199,10 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
       Result<Json> response =
           finalise_response(std::move(frame), kept_chunks.chunks(), cell_id, sidecar_event);
       if (chunk_error) return std::move(*chunk_error);
+      // Only when the cell displayed something: a plain cell's response
+      // keeps its exact key set.
+      if (response && !displays.empty()) response.value()["displays"] = displays.take();
+      if (response && displays.truncated()) response.value()["displays_truncated"] = true;
       return response;
     }
     if (type == "host_call") {
@@ -220,9 +228,35 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
         kept.seq = seq->get<std::int64_t>();
       }
       kept_chunks.keep(std::move(kept));
-    } else if (type == "display" || type == "clear_output" || type == "input_request") {
-      Status delivered = deliver_cell_frame(frame, cell_id, on_frames);
-      if (!delivered) return std::move(delivered).error();
+    } else if (type == "display" || type == "clear_output") {
+      if (proto::frame_string(frame, "id") != cell_id) {
+        stale_displays_.fetch_add(1);
+        continue;
+      }
+      std::optional<Json> bundle = display_bundle(frame);
+      if (!bundle) {
+        remember_log("host dropped a malformed display frame");
+        continue;
+      }
+      if (on_display != nullptr && !chunk_error) {
+        Status delivered = on_display->deliver(*bundle);
+        if (!delivered) chunk_error = std::move(delivered).error();
+      }
+      displays.keep(std::move(*bundle));
+    } else if (type == "input_request") {
+      if (input_flooded) continue;
+      // A worker that sends requests without reading the replies would fill
+      // the pipe and block this thread in write(): stop answering instead.
+      auto t = transport();
+      auto unread = t ? t->unread_input_bytes() : std::nullopt;
+      if (unread && *unread > kInputBacklogBytes) {
+        input_flooded = true;
+        remember_log("host stopped answering input requests: the worker does not read replies");
+        continue;
+      }
+      bool running = proto::frame_string(frame, "id") == cell_id;
+      Status sent = send(input_reply(frame, running ? on_input : nullptr, running));
+      if (!sent) return std::move(sent).error();
     } else if (type == "skill_sidecar_load") {
       sidecar_event = true;
     } else if (type == "log") {

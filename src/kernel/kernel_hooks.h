@@ -65,15 +65,26 @@ class ChunkSink {
   virtual Status deliver(const std::string& text) = 0;
 };
 
-// Receives the frames a cell sends besides stdout (contracts.md: display,
-// clear_output, input_request), on the execute caller's thread. For an
-// input_request it returns the input_reply to send; nullopt means "no
-// answer", and the manager then answers with an error so input() raises
-// instead of waiting forever.
-class CellFrameSink {
+// Receives the current cell's displays as bundles ({data, metadata,
+// display_id, update}, or {type: "clear_output", wait}); errors as ChunkSink.
+class DisplaySink {
  public:
-  virtual ~CellFrameSink() = default;
-  virtual std::optional<Json> on_frame(const Json& frame) = 0;
+  virtual ~DisplaySink() = default;
+  virtual Status deliver(const Json& bundle) = 0;
+};
+
+// What the caller answered to one input() of the cell.
+struct InputAnswer {
+  std::optional<std::string> value;  // the line typed, if any
+  std::string error;                 // else why not (raised inside the cell)
+  bool interrupt = false;            // the caller interrupted at the prompt
+};
+
+// Answers the cell's input() calls (execute(on_input=...)).
+class InputSource {
+ public:
+  virtual ~InputSource() = default;
+  virtual InputAnswer ask(const std::string& prompt, bool password) = 0;
 };
 
 }  // namespace o4s::kernel

@@ -70,7 +70,7 @@ class KernelManager {
   Status start(double init_timeout_s, std::optional<EnvMap> environment = std::nullopt);
   Result<Json> execute(const std::string& code, const std::string& origin,
                        const std::optional<std::string>& cell_id, ChunkSink* on_chunk,
-                       CellFrameSink* on_frames = nullptr);
+                       DisplaySink* on_display = nullptr, InputSource* on_input = nullptr);
   // A one-frame request/answer exchange with an idle worker (is_complete,
   // complete, inspect: answered by a frame of type request type + "_reply"
   // with the same id). A worker that does not know the request answers
@@ -80,6 +80,11 @@ class KernelManager {
   Result<std::optional<Json>> worker_request(Json request);
   // limit validated by the caller's type check; range checked here.
   Result<Json> inspect_variables(long long limit);
+  // Completion and help at `cursor` (a code point index of `code`); idle
+  // only, Busy while a transaction runs. The worker never runs user code
+  // for either. Replies without their type and id.
+  Result<Json> complete(const std::string& code, long long cursor);
+  Result<Json> inspect_code(const std::string& code, long long cursor, int detail_level);
   // Never takes the transaction lock: callable from any thread, including
   // the dispatcher running inside execute.
   Result<InterruptDelivery> interrupt();
@@ -106,6 +111,8 @@ class KernelManager {
   std::size_t dropped_stdout_chunks() const { return dropped_stdout_chunks_.load(); }
   std::size_t malformed_frames() const { return malformed_frames_.load(); }
   std::size_t stale_responses() const { return stale_responses_.load(); }
+  // Display frames of another (finished) cell, dropped.
+  std::size_t stale_displays() const { return stale_displays_.load(); }
   std::shared_ptr<Transport> transport() const;
   const KernelOptions& options() const { return options_; }
   bool uses_factory() const { return factory_ != nullptr; }
@@ -128,15 +135,15 @@ class KernelManager {
   // The worker's captured stdout of `cell_id` (after a declared stream did
   // not add up), or an error if the worker cannot say.
   Result<std::string> request_stdout(const std::string& cell_id);
-  // A display / clear_output / input_request frame during `cell_id`.
-  Status deliver_cell_frame(const Json& frame, const std::string& cell_id,
-                            CellFrameSink* on_frames);
   // The worker's next JSON-object frame; end of stream is the worker's exit.
   Result<Json> next_object_frame();
   // The sink directory, made on first use and kept across restarts.
   Result<SinkDirectory*> sink_directory();
   // Replaces the response's stdout/stderr with what the host drained.
   void apply_sink_capture(Json& response, CellCapture::Finished finished);
+  // One idle request/reply transaction (complete, inspect): Busy instead of
+  // waiting, the reply matched by type and id.
+  Result<Json> idle_request(Json request, std::string_view reply_type, const std::string& what);
 
   const KernelOptions options_;
   const std::shared_ptr<KernelHooks> hooks_;
@@ -154,6 +161,7 @@ class KernelManager {
   std::atomic<std::size_t> malformed_frames_{0};
   std::atomic<std::size_t> dropped_stdout_chunks_{0};
   std::atomic<std::size_t> stale_responses_{0};
+  std::atomic<std::size_t> stale_displays_{0};
 };
 
 }  // namespace o4s::kernel

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -68,6 +69,15 @@ void PipeTransport::set_wake(int fd, std::function<void()> on_wake) {
 }
 
 std::size_t PipeTransport::dropped_lines() const { return reader_.oversized_lines(); }
+
+std::optional<std::size_t> PipeTransport::unread_input_bytes() {
+  std::unique_lock lock(write_mutex_, std::try_to_lock);
+  if (!lock.owns_lock() || !stdin_) return std::nullopt;
+  // FIONREAD on either end of a Linux pipe counts the bytes it holds.
+  int queued = 0;
+  if (::ioctl(stdin_.get(), FIONREAD, &queued) != 0 || queued < 0) return std::nullopt;
+  return static_cast<std::size_t>(queued);
+}
 
 bool PipeTransport::alive() { return !child_->exited(); }
 

@@ -54,6 +54,9 @@ class Transport {
     (void)fd;
     (void)on_wake;
   }
+  // Bytes written to the worker that it has not read yet, where the
+  // transport can tell (a worker that stops reading must not block us).
+  virtual std::optional<std::size_t> unread_input_bytes() { return std::nullopt; }
 };
 
 }  // namespace o4s::kernel

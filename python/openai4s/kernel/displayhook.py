@@ -1,6 +1,7 @@
 """Showing the value of a Cell's last expression, as IPython's ``Out`` does.
 
-The worker splits a Cell whose last statement is an expression (and not
+The text repr goes to the Cell's stdout (display.show_rich adds a display
+for rich reprs). The worker splits a Cell whose last statement is an expression (and not
 ended by ``;``) into a body and that expression; the expression's value
 comes here. Called while still in user code: a slow or interruptible
 ``__repr__`` belongs to the Cell.
@@ -8,13 +9,18 @@ comes here. Called while still in user code: a slow or interruptible
 
 import ast
 
+from openai4s.kernel import display
+
 
 def show_result(value) -> None:
-    """Write ``repr(value)`` and a newline to the Cell's stdout; None shows nothing."""
+    """Write ``repr(value)`` and a newline to the Cell's stdout; None shows
+    nothing. A value with rich reprs (``_repr_html_``, ``_repr_png_``, ...)
+    is also sent as a display whose bundle includes that text."""
     if value is None:
         return
     # print(): two writes, as the seed's single-expression echo always did.
     print(repr(value))
+    display.show_rich(value)
 
 
 def split_last_expression(tree: ast.Module, code: str):

@@ -11,7 +11,7 @@ from openai4s.kernel.protocol import DISCARD_BUDGET, HOST_CALL_WIRE_CAP, dumps
 _decode = json.JSONDecoder().decode
 
 #: Frames only the main loop may consume.
-_REQUESTS = frozenset({"execute", "inspect_variables", "shutdown"})
+_REQUESTS = frozenset({"execute", "inspect_variables", "shutdown", "complete", "inspect"})
 #: Methods whose first argument is stamped with the running Cell's identity.
 _CELL_STAMPED = frozenset({"save_artifact", "materialise_artifact"})
 

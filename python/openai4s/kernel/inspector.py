@@ -6,8 +6,11 @@ with the base ``dict`` getter, types with ``type()``, type names through the
 base ``type`` descriptor, and only exact builtin types are looked inside.
 """
 
+import collections
 import json
 import math
+import sys
+import types
 
 SAMPLE_ITEMS = 12
 PREVIEW_CHARS = 240
@@ -30,8 +33,21 @@ _CONTAINERS = (
     (set, ("set", "{", "}")),
     (frozenset, ("set", "frozenset({", "})")),
 )
+# Builtin containers whose length is read with their own C __len__ (looked
+# up on the exact class, never on a subclass).
+_SIZED = (
+    bytearray,
+    range,
+    collections.deque,
+    collections.OrderedDict,
+    collections.defaultdict,
+)
 _type_name_of = type.__dict__["__name__"].__get__
+_type_flags = type.__dict__["__flags__"].__get__
+_module_dict = types.ModuleType.__dict__["__dict__"].__get__
 _dict_get = dict.__getitem__
+_getset_descriptor = type(type.__dict__["__dict__"])
+_HEAPTYPE = 1 << 9
 
 
 class InvalidLimit(ValueError):
@@ -176,6 +192,54 @@ def _json(value) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _sized(cls) -> bool:
+    for sized in _SIZED:
+        if cls is sized:
+            return True
+    return False
+
+
+def _numpy_ndarray():
+    """numpy.ndarray if numpy is imported and it is the real C class.
+
+    Never imports numpy, and reads the module through the base module
+    getter: a Cell may have replaced either with an object of its own.
+    """
+    module = dict.get(sys.modules, "numpy")
+    if type(module) is not types.ModuleType:
+        return None
+    ndarray = dict.get(_module_dict(module), "ndarray")
+    if not issubclass(type(ndarray), type) or _type_flags(ndarray) & _HEAPTYPE:
+        return None
+    return ndarray
+
+
+def _getset(cls, name):
+    descriptor = type.__dict__["__dict__"].__get__(cls).get(name)
+    return descriptor if type(descriptor) is _getset_descriptor else None
+
+
+def _describe_array(entry: dict, value, ndarray) -> dict:
+    """Shape, dtype and length of an exact ndarray, through numpy's own C
+    getters (no element is read)."""
+    shape = _getset(ndarray, "shape").__get__(value)
+    if type(shape) is not tuple or not all(type(n) is int for n in shape):
+        return entry
+    entry["kind"] = "array"
+    entry["shape"] = list(shape)
+    if shape:
+        entry["length"] = shape[0]
+    dtype = _getset(ndarray, "dtype").__get__(value)
+    for klass in type.__dict__["__mro__"].__get__(type(dtype)):
+        getter = _getset(klass, "name")
+        if getter is not None:
+            dtype_name = getter.__get__(dtype)
+            if type(dtype_name) is str:
+                entry["dtype"] = dtype_name[:NAME_CHARS]
+            break
+    return entry
+
+
 def describe(name: str, value) -> dict:
     cls = type(value)
     entry = {"name": name[:NAME_CHARS], "type": _type_name(cls)}
@@ -184,6 +248,19 @@ def describe(name: str, value) -> dict:
     shape = _container_shape(cls)
     if shape is not None:
         return _describe_container(entry, value, cls, shape)
+    if _sized(cls):
+        try:
+            entry["length"] = cls.__len__(value)
+        except (OverflowError, TypeError):
+            pass  # a range longer than sys.maxsize
+        entry["kind"] = "container"
+        return entry
+    ndarray = _numpy_ndarray()
+    if ndarray is not None and cls is ndarray:
+        try:
+            return _describe_array(entry, value, ndarray)
+        except Exception:
+            return entry
     return entry
 
 

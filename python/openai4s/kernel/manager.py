@@ -174,33 +174,53 @@ class Kernel:
         cell_id=None,
         action_context=None,
         timeout=None,
+        on_display=None,
+        on_input=None,
     ):
         """Run one cell; returns the response dict (stdout, stderr, error,
-        interrupted, trace, guards, files_read, usage, cwd, ...).
+        interrupted, trace, guards, files_read, usage, cwd, ...; "displays"
+        only when the cell displayed something).
         `action_context` (else the one bound on this thread) attributes the
         cell's host calls to an agent action in the audit log. With
         `timeout` (seconds) a cell still running then is interrupted (the
         result has `timed_out: True`); one that ignores the interrupt is
-        killed with its worker (KernelTimeoutError; call restart())."""
+        killed with its worker (KernelTimeoutError; call restart()).
+        `on_display(bundle)` receives each display live ({data, metadata,
+        display_id, update}, or {"type": "clear_output", "wait"});
+        `on_input(prompt, password) -> str` answers the cell's input().
+        """
         _check_code(code)
         check_timeout(timeout)
+        sinks = (on_chunk, on_display, on_input)
         if action_context is None:
-            return self._execute(code, origin, on_chunk, cell_id, timeout)
+            return self._execute(code, origin, sinks, cell_id, timeout)
         with self.bind_action_context(action_context):
-            return self._execute(code, origin, on_chunk, cell_id, timeout)
+            return self._execute(code, origin, sinks, cell_id, timeout)
 
-    def _execute(self, code, origin, on_chunk, cell_id, timeout):
+    def _execute(self, code, origin, sinks, cell_id, timeout):
+        args = (code, str(origin), cell_id, *sinks)
         if timeout is None:
-            return self._core.execute(code, str(origin), cell_id, on_chunk)
+            return self._core.execute(*args)
         with CellWatchdog(self, timeout) as watchdog:
             try:
-                response = self._core.execute(code, str(origin), cell_id, on_chunk)
+                response = self._core.execute(*args)
             except KernelNotAliveError as exc:
                 if watchdog.killed:
                     raise KernelTimeoutError(watchdog.kill_message()) from exc
                 raise
         watchdog.annotate(response)
         return response
+    def complete(self, code, cursor):
+        """Completions at `cursor` (an index into `code`): {"matches",
+        "cursor_start", "cursor_end"}. Never runs the namespace's code;
+        raises KernelBusyError while a cell runs."""
+        return self._core.complete(code, cursor)
+
+    def inspect(self, code, cursor, detail_level=0):
+        """Help for the name at `cursor` (`obj?`; detail_level=1: `obj??`):
+        {"found", "data": {"text/plain"}}. Never runs the namespace's code;
+        raises KernelBusyError while a cell runs."""
+        return self._core.inspect_code(code, cursor, detail_level)
 
     @contextlib.contextmanager
     def bind_action_context(self, context):

@@ -32,12 +32,22 @@ import json
 import signal
 import threading
 
-from openai4s.kernel import channel, code_completeness, displayhook, inspector, protocol
+from openai4s.kernel import (
+    channel,
+    code_completeness,
+    display,
+    displayhook,
+    figures,
+    inspector,
+    protocol,
+)
 from openai4s.kernel.capture import BoundedBuffer, StreamingStdout, cap_text
 from openai4s.kernel.files_read import ReadObserver, _workspace_relative_read_path
 from openai4s.kernel.guards import CellGuards
 from openai4s.kernel.host_rpc import HostChannel
 from openai4s.kernel.spill import SpillFile
+from openai4s.kernel.stdin_channel import InputChannel
+from openai4s.kernel.stdin_channel import install as install_input
 from openai4s.kernel.tracebacks import cell_location, format_bounded, skip_frames_of
 from openai4s.kernel.usage import CellClock
 
@@ -247,6 +257,7 @@ class _Session:
         )
         self.cell_id = None
         self.origin = None
+        self._install_cell_io()
         self.files_read = []
         self._cell_seq = 0
         self._last_stdout = None
@@ -297,6 +308,8 @@ class _Session:
                 _write_frame(self.last_stdout(request.get("id")))
             elif kind == "is_complete":
                 _write_frame(code_completeness.reply(request))
+            elif kind in ("complete", "inspect"):
+                _write_frame(self.code_help(kind, request))
             # Anything else -- notably the late answer to an RPC a SIGINT
             # abandoned -- is not a request.
 
@@ -337,9 +350,43 @@ class _Session:
             frame["error"] = "variable inspection failed closed"
         return frame
 
+    def _install_cell_io(self):
+        """display() in builtins, input()/getpass() over the protocol."""
+        builtins.display = display.display
+        channel_ = InputChannel(
+            _write_line,
+            channel.read_line,
+            _host_call_lock,
+            lambda: self.cell_id,
+            channel.defer_request,
+            _interrupt_from_caller,
+        )
+        install_input(channel_, builtins)
+
+    def code_help(self, kind, request):
+        """Answer a complete / inspect request; never runs user code."""
+        from openai4s.kernel import completion
+
+        frame = {"type": kind + "_reply", "id": request.get("id")}
+        code, cursor = request.get("code"), request.get("cursor")
+        try:
+            if kind == "complete":
+                frame.update(completion.complete(self.namespace, code, cursor))
+            else:
+                level = request.get("detail_level", 0)
+                frame.update(completion.inspect_code(self.namespace, code, cursor, level))
+        except Exception as exc:
+            if kind == "complete":
+                frame.update(matches=[], cursor_start=0, cursor_end=0)
+            else:
+                frame.update(found=False, data={})
+            frame["error"] = f"{kind} failed: {type(exc).__name__}"
+        return frame
+
     def run_cell(self, code, cell_id, origin):
         tag = self._register_source(code)
         self.cell_id, self.origin = cell_id, origin
+        display.begin_cell(cell_id, _emit_frame)
         # Armed before anything else, so a stop pressed early is latched.
         _arm_sigint()
         self._install_host()
@@ -394,17 +441,32 @@ class _Session:
                 statements, shown = _compile_cell(code, tag)
                 _in_user_code[0] = True
                 _raise_if_sigint_pending()
-                if statements is not None:
-                    exec(statements, self.namespace)
-                if shown is not None:
-                    # Still user code: a slow __repr__ stays interruptible.
-                    displayhook.show_result(eval(shown, self.namespace))
+                try:
+                    if statements is not None:
+                        exec(statements, self.namespace)
+                    if shown is not None:
+                        # Still user code: a slow __repr__ stays interruptible.
+                        displayhook.show_result(eval(shown, self.namespace))
+                except KeyboardInterrupt:
+                    figures.cell_ended(show=False)
+                    raise
+                except BaseException:
+                    # What a failing Cell drew is still shown (as inline
+                    # backends do); its own error stays the Cell's error.
+                    try:
+                        figures.cell_ended()
+                    except Exception:
+                        pass
+                    raise
+                # As notebook inline backends: what the Cell drew is shown.
+                figures.cell_ended()
             finally:
                 _in_user_code[0] = False
         finally:
             # Repeated: a signal landing on the first instruction of the inner
             # finally skips its store.
             _in_user_code[0] = False
+            display.end_cell()
             self.files_read = self.observer.end()
             self._provenance_cell(None)
             _disarm_sigint()
@@ -533,6 +595,13 @@ def _compile_cell(code, tag):
     )
 
 
+def _interrupt_from_caller():
+    """The caller interrupted while answering input(): this Cell's stop."""
+    _disarm_sigint()
+    _sigint_delivered[0] = True
+    raise KeyboardInterrupt
+
+
 def _response_line(response):
     """The response's line; without its optional extras if they do not
     serialise. One response per execute is the host's contract: an
@@ -597,6 +666,9 @@ def main():
     # The host's malloc settings for this process (read by glibc at exec);
     # a cell's environment and its subprocesses must not inherit them.
     os.environ.pop("GLIBC_TUNABLES", None)
+    # Headless plotting; figures become displays (before any Cell runs).
+    figures.force_headless(os.environ)
+    figures.install()
     channel.setup_local()
     try:
         from openai4s.kernel.interrupt_relay import InterruptRelay

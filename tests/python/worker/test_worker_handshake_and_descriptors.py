@@ -66,24 +66,37 @@ def test_stdin_is_dev_null_and_native_writes_stay_off_the_wire(worker):
     code = (
         "import os, sys\n"
         "print(os.readlink('/proc/self/fd/0'))\n"
-        "try:\n"
-        "    input()\n"
-        "except EOFError:\n"
-        "    print('eof')\n"
+        "print(repr(sys.stdin.read()))\n"
         "os.write(1, b'native-stdout-write\\n')\n"
         "os.write(2, b'native-stderr-write\\n');"
     )
     response, frames = worker.execute(code)
     assert response["error"] is None
     # fd 1/2 writes belong to the Cell (issue 12), never onto the wire as a
-    # bad line.
-    assert response["stdout"].splitlines() == ["/dev/null", "eof", "native-stdout-write"]
+    # bad line; fd 0 reads as empty (input() asks the host instead).
+    assert response["stdout"].splitlines() == ["/dev/null", "''", "native-stdout-write"]
     assert response["stderr"] == "native-stderr-write\n"
     assert all(frame["type"] == "stdout_chunk" for frame in frames)
     # Between Cells fd 1 is the worker's stderr again.
     worker.execute("os.write(1, b'') or None")
     worker.shutdown()
     assert "native-stdout-write" not in worker.stderr
+
+
+def test_input_asks_the_host_over_the_protocol_not_fd_0(worker):
+    cell = "cell-input"
+    worker.send({"type": "execute", "id": cell, "code": "print(input('q? '))", "origin": "agent"})
+    request = worker.read()
+    assert request == {
+        "type": "input_request",
+        "id": cell,
+        "prompt": "q? ",
+        "password": False,
+        "seq": request["seq"],
+    }
+    worker.send({"type": "input_reply", "id": cell, "seq": request["seq"], "value": "a\n"})
+    response, _ = worker.collect()
+    assert response["stdout"] == "a\n" and response["error"] is None
 
 
 def test_protocol_descriptors_are_not_inherited_by_children(worker):

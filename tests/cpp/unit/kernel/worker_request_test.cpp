@@ -65,48 +65,5 @@ TEST(WorkerRequestTest, ARequestWithoutATypeIsRefusedBeforeAnyFrame) {
   EXPECT_TRUE(h.transport->written_frames_of_type("stdout_request").empty());
 }
 
-class RecordingFrames : public CellFrameSink {
- public:
-  std::optional<Json> on_frame(const Json& frame) override {
-    seen.push_back(frame);
-    if (frame.value("type", "") == "input_request") {
-      return Json{{"type", "input_reply"}, {"id", frame["id"]}, {"value", "typed"}};
-    }
-    return std::nullopt;
-  }
-  std::vector<Json> seen;
-};
-
-TEST(CellFramesTest, DisplayAndInputFramesReachTheSinkAndInputIsAnswered) {
-  ManagerHarness h;
-  h.started();
-  h.transport->push_frame(
-      Json{{"type", "display"}, {"id", kCellId}, {"data", {{"text/plain", "1"}}}});
-  h.transport->push_frame(Json{{"type", "display"}, {"id", "old-cell"}, {"data", Json::object()}});
-  h.transport->push_frame(
-      Json{{"type", "input_request"}, {"id", kCellId}, {"prompt", "? "}, {"password", false}});
-  h.transport->push_frame(response_frame());
-  RecordingFrames frames;
-  auto result = h.manager->execute("x", "agent", std::string(kCellId), nullptr, &frames);
-  ASSERT_TRUE(result.ok()) << result.error().message;
-  ASSERT_EQ(frames.seen.size(), 2U);  // another cell's display is dropped
-  EXPECT_EQ(frames.seen[0]["type"], "display");
-  auto replies = h.transport->written_frames_of_type("input_reply");
-  ASSERT_EQ(replies.size(), 1U);
-  EXPECT_EQ(replies[0]["value"], "typed");
-}
-
-TEST(CellFramesTest, InputWithoutASinkIsAnsweredWithAnError) {
-  ManagerHarness h;
-  h.started();
-  h.transport->push_frame(Json{{"type", "input_request"}, {"id", kCellId}, {"prompt", ""}});
-  h.transport->push_frame(response_frame());
-  ASSERT_TRUE(h.execute().ok());
-  auto replies = h.transport->written_frames_of_type("input_reply");
-  ASSERT_EQ(replies.size(), 1U);
-  EXPECT_TRUE(replies[0].contains("error"));
-  EXPECT_FALSE(replies[0].contains("value"));
-}
-
 }  // namespace
 }  // namespace o4s::kernel

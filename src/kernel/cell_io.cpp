@@ -1,0 +1,89 @@
+#include "kernel/cell_io.h"
+
+namespace o4s::kernel {
+
+namespace {
+
+std::size_t approximate_size(const Json& data) {
+  std::size_t size = 0;
+  for (const auto& [mime, value] : data.items()) {
+    size += mime.size() +
+            (value.is_string() ? value.get_ref<const std::string&>().size() : value.dump().size());
+  }
+  return size;
+}
+
+}  // namespace
+
+std::optional<Json> display_bundle(const Json& frame) {
+  std::string_view type = proto::frame_type(frame);
+  if (type == "clear_output") {
+    auto wait = frame.find("wait");
+    return Json{{"type", "clear_output"},
+                {"wait", wait != frame.end() && wait->is_boolean() && wait->get<bool>()}};
+  }
+  auto data = frame.find("data");
+  if (data == frame.end() || !data->is_object()) return std::nullopt;
+  Json bundle{
+      {"data", *data}, {"metadata", Json::object()}, {"display_id", nullptr}, {"update", false}};
+  if (auto metadata = frame.find("metadata"); metadata != frame.end() && metadata->is_object()) {
+    bundle["metadata"] = *metadata;
+  }
+  if (auto id = frame.find("display_id"); id != frame.end() && id->is_string()) {
+    bundle["display_id"] = *id;
+  }
+  if (auto update = frame.find("update"); update != frame.end() && update->is_boolean()) {
+    bundle["update"] = *update;
+  }
+  return bundle;
+}
+
+void DisplayCollector::keep(Json bundle) {
+  auto data = bundle.find("data");
+  std::size_t size = data == bundle.end() ? 16 : approximate_size(*data);
+  if (bytes_ + size > kMaxCollectedDisplayBytes) {
+    truncated_ = true;
+    return;
+  }
+  bytes_ += size;
+  kept_.push_back(std::move(bundle));
+}
+
+Json DisplayCollector::take() {
+  Json out = Json::array();
+  for (auto& bundle : kept_) out.push_back(std::move(bundle));
+  kept_.clear();
+  return out;
+}
+
+Json input_reply(const Json& request, InputSource* source, bool is_running_cell) {
+  Json reply{{"type", "input_reply"}, {"id", request.contains("id") ? request["id"] : Json()}};
+  if (auto seq = request.find("seq"); seq != request.end() && seq->is_number_integer()) {
+    reply["seq"] = *seq;
+  }
+  if (!is_running_cell) {
+    reply["error"] = "no input channel: the cell that asked has finished";
+    return reply;
+  }
+  if (source == nullptr) {
+    reply["error"] =
+        "no input channel: pass on_input=... to execute() to answer input() (a callable "
+        "taking (prompt, password) and returning the line)";
+    return reply;
+  }
+  std::string prompt = proto::frame_string(request, "prompt");
+  auto password = request.find("password");
+  InputAnswer answer = source->ask(
+      prompt, password != request.end() && password->is_boolean() && password->get<bool>());
+  if (answer.interrupt) {
+    reply["interrupt"] = true;
+    reply["error"] = "interrupted at the input prompt";
+  } else if (answer.value) {
+    reply["value"] = std::move(*answer.value);
+  } else {
+    reply["error"] = answer.error.empty() ? std::string("no input given") : answer.error;
+  }
+  return reply;
+}
+
+}  // namespace o4s::kernel
