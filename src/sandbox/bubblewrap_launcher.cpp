@@ -130,7 +130,12 @@ class BubblewrapLaunch final : public PreparedLaunch {
     if (!pinned) return failure(spawned, std::move(pinned).error());
     PinnedWorker worker = std::move(pinned.value());
 
-    if (Status limited = apply_limits(worker.worker_pid, launcher_.settings().limits); !limited) {
+    // A dropped identity got its rlimits before it left root (see prepare):
+    // the daemon may lack CAP_SYS_RESOURCE (a container) and then cannot
+    // prlimit another uid's process.
+    const ResourceLimits none;
+    const ResourceLimits& to_apply = expect_.identity.dropped ? none : launcher_.settings().limits;
+    if (Status limited = apply_limits(worker.worker_pid, to_apply); !limited) {
       return denied("the worker's resource limits could not be set: " + limited.error().message);
     }
     LaunchOutcome outcome;
@@ -386,6 +391,10 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
   expect.workspace = *workspace;
   expect.network_isolated = !settings_.allow_raw_network;
   expect.limits = settings_.limits;
+  // RLIMIT_NPROC is not set on a dropped identity: set before bubblewrap
+  // makes its user namespace, it would also bound every sandbox of that uid
+  // together. The pids cgroup bounds this sandbox's tasks instead.
+  if (identity.dropped) expect.limits.processes.reset();
   expect.read_only_paths = {"/", "/usr", "/etc"};
 
   std::vector<std::string> readable = runtime_roots(spec.runtime_paths);
@@ -455,6 +464,28 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
   }
   proc::SpawnRequest request;
   request.argv = with_identity(identity, identity_.setpriv, std::move(argv.value()));
+  if (identity.dropped) {
+    // util-linux prlimit sets the per-process limits while still root, so
+    // bubblewrap, its PID 1 and the worker all inherit them.
+    auto limiter = resolve_prlimit();
+    if (!limiter) {
+      return make_error(
+          ErrorCode::kSandboxUnavailable,
+          "prlimit (util-linux) is not installed: the sandbox's limits cannot be set");
+    }
+    std::vector<std::string> wrapped = {*limiter};
+    auto add = [&](const char* flag, const std::optional<std::uint64_t>& value) {
+      if (value)
+        wrapped.push_back(std::string(flag) + std::to_string(*value) + ":" +
+                          std::to_string(*value));
+    };
+    add("--as=", settings_.limits.address_space_bytes);
+    add("--cpu=", settings_.limits.cpu_seconds);
+    add("--fsize=", settings_.limits.file_size_bytes);
+    wrapped.emplace_back("--");
+    wrapped.insert(wrapped.end(), request.argv.begin(), request.argv.end());
+    request.argv = std::move(wrapped);
+  }
   request.env = sandbox_environment(spec.request.env);
   request.cwd = spec.request.cwd;
   request.pass_fds = {info_pipe.write.get(), seccomp->get()};

@@ -94,22 +94,19 @@ std::optional<std::vector<AclEntry>> read_acl(const std::string& path) {
   return entries;
 }
 
-}  // namespace
-
-Status hand_over_workspace(const SandboxIdentity& identity, const std::string& workspace) {
-  if (!identity.dropped) return {};
-  struct stat st {};
-  if (::stat(workspace.c_str(), &st) != 0) return system_error("stat " + workspace, errno);
-  if (st.st_uid == identity.uid) return {};  // the sandbox's own directory
-  // A named-user ACL entry, not a chown: the directory keeps its owner (git
-  // refuses a repository whose root changed hands) and its mode for
-  // everyone else. Files the cell creates are the sandbox uid's.
-  std::vector<AclEntry> entries = read_acl(workspace).value_or(std::vector<AclEntry>{});
+// Adds `perm` for `uid` to the directory's access ACL (a named-user entry,
+// merged with what is there), never touching its owner or mode bits.
+Status grant(const std::string& path, const struct stat& st, std::uint32_t uid,
+             std::uint16_t perm) {
+  std::vector<AclEntry> entries = read_acl(path).value_or(std::vector<AclEntry>{});
   if (entries.empty()) entries = acl_from_mode(st.st_mode);
+  for (const auto& e : entries) {
+    if (e.tag == kUser && e.id == uid) perm |= e.perm;
+  }
   std::erase_if(entries, [&](const AclEntry& e) {
-    return e.tag == kMask || (e.tag == kUser && e.id == identity.uid);
+    return e.tag == kMask || (e.tag == kUser && e.id == uid);
   });
-  entries.push_back({kUser, 7, identity.uid});
+  entries.push_back({kUser, perm, uid});
   // The mask bounds every group-class entry; it must let the new one through
   // and keep the others as they were.
   std::uint16_t mask = 0;
@@ -127,18 +124,53 @@ Status hand_over_workspace(const SandboxIdentity& identity, const std::string& w
     std::memcpy(value.data() + 6 + 8 * i, &entries[i].perm, 2);
     std::memcpy(value.data() + 8 + 8 * i, &entries[i].id, 4);
   }
-  if (::setxattr(workspace.c_str(), kAclName, value.data(), value.size(), 0) != 0) {
-    return system_error("grant uid " + std::to_string(identity.uid) + " access to " + workspace +
+  if (::setxattr(path.c_str(), kAclName, value.data(), value.size(), 0) != 0) {
+    return system_error("grant uid " + std::to_string(uid) + " access to " + path +
                             " (a POSIX ACL; set OPENAI4S_SANDBOX_UID to its owner instead)",
                         errno);
   }
   return {};
 }
 
-std::optional<std::string> resolve_setpriv() {
+// May `uid`/`gid` search (walk through) the directory, by its mode bits?
+bool can_search(const struct stat& st, std::uint32_t uid, std::uint32_t gid) {
+  if (st.st_uid == uid) return st.st_mode & S_IXUSR;
+  if (st.st_gid == gid) return st.st_mode & S_IXGRP;
+  return st.st_mode & S_IXOTH;
+}
+
+}  // namespace
+
+Status hand_over_workspace(const SandboxIdentity& identity, const std::string& workspace) {
+  if (!identity.dropped) return {};
+  // bubblewrap, running as the sandbox uid, resolves the workspace's path
+  // itself: an ancestor it cannot walk through (root's 0700 home, pytest's
+  // 0700 temp root) gets search-only access for that uid -- no listing, no
+  // reading -- which is the least that lets the bind mount be made.
+  std::size_t slash = 0;
+  while ((slash = workspace.find('/', slash + 1)) != std::string::npos) {
+    std::string ancestor = workspace.substr(0, slash);
+    struct stat st {};
+    if (::stat(ancestor.c_str(), &st) != 0) return system_error("stat " + ancestor, errno);
+    if (can_search(st, identity.uid, identity.gid)) continue;
+    if (Status granted = grant(ancestor, st, identity.uid, 1); !granted) return granted;
+  }
+  struct stat st {};
+  if (::stat(workspace.c_str(), &st) != 0) return system_error("stat " + workspace, errno);
+  if (st.st_uid == identity.uid) return {};  // the sandbox's own directory
+  // A named-user ACL entry, not a chown: the directory keeps its owner (git
+  // refuses a repository whose root changed hands) and its mode for
+  // everyone else. Files the cell creates are the sandbox uid's.
+  return grant(workspace, st, identity.uid, 7);
+}
+
+std::optional<std::string> resolve_setpriv() { return resolve_util_linux("setpriv"); }
+std::optional<std::string> resolve_prlimit() { return resolve_util_linux("prlimit"); }
+
+std::optional<std::string> resolve_util_linux(const std::string& name) {
   const char* path = std::getenv("PATH");
   std::string search = std::string("PATH=") + (path != nullptr ? path : "") + ":/usr/bin:/bin";
-  std::string resolved = proc::resolve_program("setpriv", {search});
+  std::string resolved = proc::resolve_program(name, {search});
   if (resolved.find('/') == std::string::npos || ::access(resolved.c_str(), X_OK) != 0) {
     return std::nullopt;
   }

@@ -56,5 +56,7 @@ Status hand_over_workspace(const SandboxIdentity& identity, const std::string& w
 
 // util-linux setpriv on the daemon's PATH (or the usual places), or nullopt.
 std::optional<std::string> resolve_setpriv();
+std::optional<std::string> resolve_prlimit();
+std::optional<std::string> resolve_util_linux(const std::string& name);
 
 }  // namespace o4s::sandbox
