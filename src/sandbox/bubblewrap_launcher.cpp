@@ -141,8 +141,10 @@ class BubblewrapLaunch final : public PreparedLaunch {
     LaunchOutcome outcome;
     // Every process of the sandbox: bubblewrap outside, its PID 1, the
     // worker; what they start later is born inside.
-    outcome.envelope = launcher_.enter_envelope({spawned.pid, worker.init_pid, worker.worker_pid},
-                                                expect_.identity.uid == 0);
+    // No RLIMIT_NPROC binds host root, nor a dropped identity (see prepare).
+    outcome.envelope =
+        launcher_.enter_envelope({spawned.pid, worker.init_pid, worker.worker_pid},
+                                 expect_.identity.uid == 0 || expect_.identity.dropped);
     outcome.process_limit = outcome.envelope.processes;
     SelfTestReport report = run_self_test(worker, expect_);
     if (!report.passed()) {

@@ -82,6 +82,7 @@ TEST(SandboxCgroupV2Test, AWatchedCgroupIsKilledThroughCgroupKill) {
   ASSERT_TRUE(made.ok()) << made.error().message;
   const std::string dir = base.path() + "/k4";
   put(dir + "/cpu.stat", "usage_usec 1000000\n");
+  put(dir + "/cgroup.kill", "");  // the kernel's file, written to kill
   (*made)->begin_generation();
   EXPECT_EQ((*made)->cpu_usage_ns(), 1000000000ULL);
   EXPECT_FALSE((*made)->limit_hit());

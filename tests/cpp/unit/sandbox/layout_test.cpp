@@ -132,7 +132,8 @@ TEST(BubblewrapPrepareTest, TheRequestWrapsTheWorkerAndPointsTemporaryFilesInsid
   ASSERT_NE(separator, request.argv.end());
   EXPECT_EQ(std::vector<std::string>(separator + 1, request.argv.end()), spec.request.argv);
   EXPECT_EQ(std::count(request.argv.begin(), request.argv.end(), "--new-session"), 0);
-  EXPECT_EQ(request.pass_fds.size(), 2U) << "the info pipe and the seccomp program";
+  EXPECT_EQ(request.pass_fds.size(), 3U)
+      << "the info pipe, the seccomp program and the workspace's descriptor";
   auto has_env = [&](const std::string& entry) {
     return std::find(request.env.begin(), request.env.end(), entry) != request.env.end();
   };
