@@ -61,6 +61,11 @@ Error KernelManager::worker_died_error() {
                            : " (exit status " + std::to_string(*code) + ")";
     }
   }
+  // A limit of the sandbox's envelope (memory, CPU time) ends the worker
+  // from outside; say which one.
+  if (options_.sandbox) {
+    if (auto hit = options_.sandbox->limit_hit()) message += "; " + *hit;
+  }
   return make_error(ErrorCode::kWorkerExited, std::move(message));
 }
 

@@ -108,11 +108,12 @@ std::optional<std::string> first_component_under(const std::string& ancestor,
 class BubblewrapLaunch final : public PreparedLaunch {
  public:
   BubblewrapLaunch(BubblewrapLauncher& launcher, proc::SpawnRequest request, PipePair info,
-                   UniqueFd seccomp, SelfTestExpectations expect)
+                   UniqueFd seccomp, std::vector<UniqueFd> sources, SelfTestExpectations expect)
       : launcher_(launcher),
         request_(std::move(request)),
         info_(std::move(info)),
         seccomp_(std::move(seccomp)),
+        sources_(std::move(sources)),
         expect_(std::move(expect)) {}
 
   const proc::SpawnRequest& request() const override { return request_; }
@@ -122,19 +123,39 @@ class BubblewrapLaunch final : public PreparedLaunch {
     // end of stream on the info pipe.
     info_.write.reset();
     seccomp_.reset();
+    sources_.clear();
     auto init = read_info_child_pid(info_.read.get(), kInfoTimeout);
     if (!init) return failure(spawned, std::move(init).error());
     auto pinned = pin_worker(spawned.pid, init.value(), kPinTimeout);
     if (!pinned) return failure(spawned, std::move(pinned).error());
     PinnedWorker worker = std::move(pinned.value());
 
-    if (Status limited = apply_limits(worker.worker_pid, launcher_.settings().limits); !limited) {
+    // A dropped identity got its rlimits before it left root (see prepare):
+    // the daemon may lack CAP_SYS_RESOURCE (a container) and then cannot
+    // prlimit another uid's process.
+    const ResourceLimits none;
+    const ResourceLimits& to_apply = expect_.identity.dropped ? none : launcher_.settings().limits;
+    if (Status limited = apply_limits(worker.worker_pid, to_apply); !limited) {
       return denied("the worker's resource limits could not be set: " + limited.error().message);
     }
     LaunchOutcome outcome;
-    outcome.process_limit = launcher_.limit_processes(worker.worker_pid);
+    // Every process of the sandbox: bubblewrap outside, its PID 1, the
+    // worker; what they start later is born inside.
+    // No RLIMIT_NPROC binds host root, nor a dropped identity (see prepare).
+    outcome.envelope =
+        launcher_.enter_envelope({spawned.pid, worker.init_pid, worker.worker_pid},
+                                 expect_.identity.uid == 0 || expect_.identity.dropped);
+    outcome.process_limit = outcome.envelope.processes;
     SelfTestReport report = run_self_test(worker, expect_);
-    if (!report.passed()) return denied("the sandbox self-test failed: " + report.failures());
+    if (!report.passed()) {
+      // enforce never runs an unproven sandbox; auto may run one whose only
+      // gap is host root, and says so loudly.
+      const bool degrade =
+          launcher_.settings().mode == SandboxMode::kAuto && report.only_degradable_failures();
+      if (!degrade) return denied("the sandbox self-test failed: " + report.failures());
+      outcome.degraded = report.failures();
+    }
+    outcome.identity = expect_.identity;
     outcome.self_test = std::move(report);
     outcome.pin = std::move(worker);
     return outcome;
@@ -159,8 +180,40 @@ class BubblewrapLaunch final : public PreparedLaunch {
   proc::SpawnRequest request_;
   PipePair info_;
   UniqueFd seccomp_;
+  std::vector<UniqueFd> sources_;  // bind sources, passed to bubblewrap
   SelfTestExpectations expect_;
 };
+
+// The kernel's global knobs under /proc, read-only inside (bubblewrap covers
+// some of them only when it runs as root, and none as another uid). The
+// sources are the host's own procfs: /proc/sys resolves per-namespace
+// entries (net.*) by the namespaces of the process that opens them, so the
+// sandbox still sees its own network namespace there.
+constexpr const char* kReadOnlyProcDirs[] = {"/proc/sys", "/proc/irq", "/proc/bus", "/proc/fs"};
+// Files that leak kernel memory, keys or timers, masked with /dev/null; and
+// the memory of bubblewrap's init, PID 1 inside: it runs as the worker's uid,
+// so without the mask a cell could rewrite it through /proc/1/mem.
+constexpr const char* kMaskedProcFiles[] = {
+    "/proc/kcore",      "/proc/keys",        "/proc/timer_list",   "/proc/kpagecount",
+    "/proc/kpageflags", "/proc/kpagecgroup", "/proc/sysrq-trigger"};
+constexpr const char* kInitMemory[] = {"/proc/1/mem", "/proc/1/task/1/mem"};
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+void add_proc_hardening(BwrapCommand& command) {
+  // bubblewrap would fail on a missing source or mask target; this host's
+  // procfs has the same entries as the sandbox's.
+  for (const char* dir : kReadOnlyProcDirs) {
+    if (is_directory(dir)) command.add({Kind::kReadOnlyBind, dir, dir, std::nullopt});
+  }
+  for (const char* file : kMaskedProcFiles) {
+    if (exists(file)) command.add({Kind::kMaskFile, "", file, std::nullopt});
+  }
+  for (const char* file : kInitMemory) command.add({Kind::kMaskFile, "", file, std::nullopt});
+}
 
 }  // namespace
 
@@ -176,6 +229,7 @@ BwrapCommand isolation_command(const std::string& bwrap_path, const SandboxSetti
   for (const auto& op : system_layout().operations) command.add(op);
   command.add({Kind::kDev, "", "/dev", std::nullopt});
   command.add({Kind::kProc, "", "/proc", std::nullopt});
+  add_proc_hardening(command);
   command.add({Kind::kTmpfs, "", kPrivateTmp, settings.tmpfs_bytes});
   command.add({Kind::kTmpfs, "", "/dev/shm", settings.tmpfs_bytes});
   // Writes anywhere but the workspace and the private tmpfs mounts fail.
@@ -231,33 +285,82 @@ std::vector<std::string> runtime_roots(const std::vector<std::string>& paths) {
   return roots;
 }
 
-BubblewrapLauncher::BubblewrapLauncher(std::string bwrap_path, SandboxSettings settings)
-    : bwrap_path_(std::move(bwrap_path)), settings_(std::move(settings)) {}
+BubblewrapLauncher::BubblewrapLauncher(std::string bwrap_path, SandboxSettings settings,
+                                       IdentityPlan identity)
+    : bwrap_path_(std::move(bwrap_path)),
+      settings_(std::move(settings)),
+      identity_(std::move(identity)) {}
 
-std::string BubblewrapLauncher::limit_processes(pid_t worker_pid) {
-  if (!settings_.limits.processes) return "unlimited";
-  const bool nproc = nproc_limit_is_enforced_for_us();
+SandboxIdentity BubblewrapLauncher::sandbox_identity(const std::string& workspace) const {
+  if (::getuid() == 0 && !identity_.drops_root) {
+    // The probe found no way out of root; the self-test then says so.
+    SandboxIdentity as_root;
+    as_root.chosen_by = "none: " + identity_.problem;
+    return as_root;
+  }
+  std::optional<std::pair<uid_t, gid_t>> owner;
+  struct stat st {};
+  if (::stat(workspace.c_str(), &st) == 0) owner = std::make_pair(st.st_uid, st.st_gid);
+  return choose_identity(settings_, ::getuid(), ::getgid(), owner);
+}
+
+EnvelopeReport BubblewrapLauncher::enter_envelope(const std::vector<pid_t>& pids, bool root_uid) {
+  const ResourceLimits& limits = settings_.limits;
   std::lock_guard lock(cgroup_mutex_);
   if (!cgroup_tried_) {
     cgroup_tried_ = true;
-    auto created = PidsCgroup::create(*settings_.limits.processes);
+    std::map<std::string, std::string> missing;
+    auto bases = SandboxCgroup::bases_for_this_process(missing);
+    EnvelopeLimits wanted{limits.address_space_bytes, limits.processes, limits.cpu_seconds};
+    auto created = SandboxCgroup::create(wanted, bases, SandboxCgroup::next_name());
     if (created) {
       cgroup_ = std::move(created.value());
     } else {
       cgroup_error_ = created.error().message;
     }
   }
-  std::string how = nproc ? "RLIMIT_NPROC in the sandbox's user namespace" : "";
+  EnvelopeMechanisms cgroups;
   if (cgroup_) {
-    if (Status attached = cgroup_->attach(worker_pid); attached) {
-      return (how.empty() ? "" : how + " and ") + "a pids cgroup (" + cgroup_->kind() + ")";
+    Status attached;
+    for (pid_t pid : pids) {
+      if (attached) attached = cgroup_->attach(pid);
+    }
+    if (attached) {
+      cgroup_->begin_generation();
+      cgroups = cgroup_->mechanisms();
     } else {
       cgroup_error_ = attached.error().message;
     }
   }
-  if (!how.empty()) return how;
-  return "none: RLIMIT_NPROC does not bind the root user and no pids cgroup is available (" +
-         cgroup_error_ + ")";
+  auto combine = [&](const std::string& cgroup, const std::string& rlimit) {
+    if (cgroup.empty())
+      return rlimit + " (no cgroup: " + (cgroup_error_.empty() ? "unavailable" : cgroup_error_) +
+             ")";
+    return cgroup + ", and " + rlimit;
+  };
+  EnvelopeReport report;
+  report.memory =
+      limits.address_space_bytes ? combine(cgroups.memory, "RLIMIT_AS per process") : "unlimited";
+  report.memory_includes_tmpfs = !cgroups.memory.empty();
+  report.cpu = limits.cpu_seconds ? combine(cgroups.cpu, "RLIMIT_CPU per process") : "unlimited";
+  if (!limits.processes) {
+    report.processes = "unlimited";
+  } else if (root_uid && cgroups.processes.empty()) {
+    report.processes =
+        "none: RLIMIT_NPROC does not bind the root user and no pids cgroup is available (" +
+        cgroup_error_ + ")";
+  } else if (root_uid) {
+    report.processes = cgroups.processes;
+  } else {
+    report.processes = combine(cgroups.processes, "RLIMIT_NPROC in the sandbox's user namespace");
+  }
+  return report;
+}
+
+std::optional<std::string> BubblewrapLauncher::limit_hit() const {
+  std::lock_guard lock(cgroup_mutex_);
+  if (!cgroup_) return std::nullopt;
+  return cgroup_->limit_hit();
 }
 
 Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const LaunchSpec& spec) {
@@ -268,11 +371,32 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
   }
   if (Status ok = check_workspace(*workspace); !ok) return std::move(ok).error();
 
+  SandboxIdentity identity = sandbox_identity(*workspace);
+  if (Status handed = hand_over_workspace(identity, *workspace); !handed) {
+    return make_error(
+        ErrorCode::kSandboxUnavailable,
+        "the workspace could not be given to the sandbox uid: " + handed.error().message);
+  }
+  // Bind sources go to bubblewrap as descriptors: as the sandbox uid it may
+  // not be able to walk to them (root's 0700 directories, pytest's too).
+  std::vector<UniqueFd> sources;
+  auto source_fd = [&](const std::string& path) -> Result<int> {
+    UniqueFd fd(::open(path.c_str(), O_PATH | O_CLOEXEC | O_DIRECTORY));
+    if (!fd) return system_error("open " + path, errno);
+    sources.push_back(std::move(fd));
+    return sources.back().get();
+  };
+
   BwrapCommand command = isolation_command(bwrap_path_, settings_);
   SelfTestExpectations expect;
+  expect.identity = identity;
   expect.workspace = *workspace;
   expect.network_isolated = !settings_.allow_raw_network;
   expect.limits = settings_.limits;
+  // RLIMIT_NPROC is not set on a dropped identity: set before bubblewrap
+  // makes its user namespace, it would also bound every sandbox of that uid
+  // together. The pids cgroup bounds this sandbox's tasks instead.
+  if (identity.dropped) expect.limits.processes.reset();
   expect.read_only_paths = {"/", "/usr", "/etc"};
 
   std::vector<std::string> readable = runtime_roots(spec.runtime_paths);
@@ -293,11 +417,21 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
     }
     auto source = real_path(root);
     if (!source) continue;
-    command.add({Kind::kReadOnlyBind, *source, root, std::nullopt});
+    auto fd = source_fd(*source);
+    if (!fd) {
+      // A runtime file's root is a directory; a plain file is bound by path.
+      command.add({Kind::kReadOnlyBind, *source, root, std::nullopt});
+    } else {
+      command.add({Kind::kReadOnlyBindFd, "", root, std::nullopt, fd.value()});
+    }
     expect.read_only_paths.push_back(root);
     visible.push_back(root);
   }
-  command.add({Kind::kBind, *workspace, *workspace, std::nullopt});
+  auto workspace_fd = source_fd(*workspace);
+  if (!workspace_fd) {
+    return make_error(ErrorCode::kSandboxUnavailable, workspace_fd.error().message);
+  }
+  command.add({Kind::kBindFd, "", *workspace, std::nullopt, workspace_fd.value()});
   // The host's store inside a visible tree: an empty read-only directory
   // over it, so a cell can neither read the audit log nor rewrite it.
   for (const auto& hidden : spec.hidden_paths) {
@@ -350,13 +484,36 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
     return error;
   }
   proc::SpawnRequest request;
-  request.argv = std::move(argv.value());
+  request.argv = with_identity(identity, identity_.setpriv, std::move(argv.value()));
+  if (identity.dropped) {
+    // util-linux prlimit sets the per-process limits while still root, so
+    // bubblewrap, its PID 1 and the worker all inherit them.
+    auto limiter = resolve_prlimit();
+    if (!limiter) {
+      return make_error(
+          ErrorCode::kSandboxUnavailable,
+          "prlimit (util-linux) is not installed: the sandbox's limits cannot be set");
+    }
+    std::vector<std::string> wrapped = {*limiter};
+    auto add = [&](const char* flag, const std::optional<std::uint64_t>& value) {
+      if (value)
+        wrapped.push_back(std::string(flag) + std::to_string(*value) + ":" +
+                          std::to_string(*value));
+    };
+    add("--as=", settings_.limits.address_space_bytes);
+    add("--cpu=", settings_.limits.cpu_seconds);
+    add("--fsize=", settings_.limits.file_size_bytes);
+    wrapped.emplace_back("--");
+    wrapped.insert(wrapped.end(), request.argv.begin(), request.argv.end());
+    request.argv = std::move(wrapped);
+  }
   request.env = sandbox_environment(spec.request.env);
   request.cwd = spec.request.cwd;
   request.pass_fds = {info_pipe.write.get(), seccomp->get()};
+  for (const auto& fd : sources) request.pass_fds.push_back(fd.get());
   return std::unique_ptr<PreparedLaunch>(
       new BubblewrapLaunch(*this, std::move(request), std::move(info_pipe),
-                           std::move(seccomp.value()), std::move(expect)));
+                           std::move(seccomp.value()), std::move(sources), std::move(expect)));
 }
 
 }  // namespace o4s::sandbox

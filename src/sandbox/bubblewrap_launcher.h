@@ -21,7 +21,8 @@
 
 #include "sandbox/bwrap_command.h"
 #include "sandbox/launcher.h"
-#include "sandbox/pids_cgroup.h"
+#include "sandbox/sandbox_cgroup.h"
+#include "sandbox/sandbox_identity.h"
 #include "sandbox/sandbox_settings.h"
 
 namespace o4s::sandbox {
@@ -32,24 +33,31 @@ BwrapCommand isolation_command(const std::string& bwrap_path, const SandboxSetti
 
 class BubblewrapLauncher final : public Launcher {
  public:
-  BubblewrapLauncher(std::string bwrap_path, SandboxSettings settings);
+  BubblewrapLauncher(std::string bwrap_path, SandboxSettings settings, IdentityPlan identity = {});
   std::string_view backend() const override { return "bubblewrap"; }
   Result<std::unique_ptr<PreparedLaunch>> prepare(const LaunchSpec& spec) override;
 
-  // Applies the process limit after the worker is pinned: RLIMIT_NPROC where
-  // Linux enforces it, plus the kernel's pids cgroup where one can be made.
-  // Returns how the limit is enforced, for the status.
-  std::string limit_processes(pid_t worker_pid);
+  // Puts the sandbox's processes into the kernel's envelope (its cgroups,
+  // made on first use and reused across restarts) after the worker is
+  // pinned; the rlimits are the per-process fallback. Returns how each
+  // resource is enforced, for the status. `root_uid`: RLIMIT_NPROC does not
+  // bind the host's root user.
+  EnvelopeReport enter_envelope(const std::vector<pid_t>& pids, bool root_uid);
+  std::optional<std::string> limit_hit() const override;
 
   const SandboxSettings& settings() const { return settings_; }
   const std::string& bwrap_path() const { return bwrap_path_; }
+  const IdentityPlan& identity_plan() const { return identity_; }
+  // Who the sandbox of `workspace` runs as on the host.
+  SandboxIdentity sandbox_identity(const std::string& workspace) const;
 
  private:
   std::string bwrap_path_;
   SandboxSettings settings_;
-  std::mutex cgroup_mutex_;
+  IdentityPlan identity_;
+  mutable std::mutex cgroup_mutex_;
   bool cgroup_tried_ = false;
-  std::unique_ptr<PidsCgroup> cgroup_;
+  std::unique_ptr<SandboxCgroup> cgroup_;
   std::string cgroup_error_;
 };
 

@@ -65,6 +65,12 @@ void emit(const FsOperation& op, std::vector<std::string>& argv) {
       size();
       argv.insert(argv.end(), {"--tmpfs", op.target, "--remount-ro", op.target});
       break;
+    case Kind::kBindFd:
+      argv.insert(argv.end(), {"--bind-fd", std::to_string(op.source_fd), op.target});
+      break;
+    case Kind::kReadOnlyBindFd:
+      argv.insert(argv.end(), {"--ro-bind-fd", std::to_string(op.source_fd), op.target});
+      break;
   }
 }
 
@@ -150,6 +156,11 @@ Result<std::vector<std::string>> BwrapCommand::build(
     }
     if (needs_source_path(op.kind) && !is_normal_absolute_path(op.source)) {
       return invalid("source is not a normal absolute path: '" + op.source + "'");
+    }
+    const bool by_fd =
+        op.kind == FsOperation::Kind::kBindFd || op.kind == FsOperation::Kind::kReadOnlyBindFd;
+    if (by_fd && op.source_fd < 0) {
+      return invalid("negative source descriptor for '" + op.target + "'");
     }
     if (op.kind == FsOperation::Kind::kSymlink && op.source.empty()) {
       return invalid("empty symlink text for '" + op.target + "'");

@@ -20,19 +20,25 @@ struct FsOperation {
   // first, read-write binds next, read-only binds and masks last, so a
   // read-only runtime root inside the workspace stays read-only.
   enum class Kind {
-    kSymlink,       // --symlink <source = link target> <target>
-    kDev,           // --dev <target>
-    kProc,          // --proc <target>
-    kTmpfs,         // [--size <bytes>] --tmpfs <target>
-    kBind,          // --bind <source> <target>
-    kReadOnlyBind,  // --ro-bind <source> <target>
-    kMaskFile,      // --ro-bind /dev/null <target>
-    kMaskDir,       // [--size] --tmpfs <target> --remount-ro <target>
+    kSymlink,         // --symlink <source = link target> <target>
+    kDev,             // --dev <target>
+    kProc,            // --proc <target>
+    kTmpfs,           // [--size <bytes>] --tmpfs <target>
+    kBind,            // --bind <source> <target>
+    kBindFd,          // --bind-fd <source_fd> <target>
+    kReadOnlyBind,    // --ro-bind <source> <target>
+    kReadOnlyBindFd,  // --ro-bind-fd <source_fd> <target>
+    kMaskFile,        // --ro-bind /dev/null <target>
+    kMaskDir,         // [--size] --tmpfs <target> --remount-ro <target>
   };
   Kind kind;
   std::string source;                       // kBind, kReadOnlyBind: host path; kSymlink: link text
   std::string target;                       // the path inside the sandbox
   std::optional<std::uint64_t> size_bytes;  // kTmpfs, kMaskDir
+  // kBindFd, kReadOnlyBindFd: an O_PATH descriptor the host opened. The
+  // sandbox may run as a uid that cannot walk to the source path (a root
+  // host's 0700 directories); a descriptor needs no path walk.
+  int source_fd = -1;
 };
 
 class BwrapCommand {

@@ -9,10 +9,12 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 #include "proc/child_process.h"
 #include "proc/supervisor.h"
 #include "sandbox/bubblewrap_launcher.h"
+#include "sandbox/sandbox_identity.h"
 #include "sandbox/seccomp_policy.h"
 
 namespace o4s::sandbox {
@@ -59,33 +61,32 @@ Facility unavailable(std::string bwrap_path, Diagnosis diagnosis) {
   return facility;
 }
 
-Facility run_probe(const SandboxSettings& settings) {
-  auto bwrap = resolve_bwrap(settings.bwrap);
-  if (!bwrap) return unavailable("", bwrap_missing(settings.bwrap));
-
-  BwrapCommand command = isolation_command(*bwrap, settings);
+// One probe run, as `identity` when it drops root (`setpriv` then runs it).
+Facility probe_as(const SandboxSettings& settings, const std::string& bwrap_path,
+                  const SandboxIdentity& identity, const std::string& setpriv) {
+  BwrapCommand command = isolation_command(bwrap_path, settings);
   auto seccomp = seccomp_program_fd();
   if (!seccomp) {
-    return unavailable(*bwrap,
+    return unavailable(bwrap_path,
                        {FailureCause::kSeccompUnsupported,
                         "the seccomp policy could not be built: " + seccomp.error().message});
   }
   command.seccomp_fd(seccomp->get()).chdir("/");
   // bwrap itself is the probe's command: it is known to exist, exits at
   // once, and prints a line we can recognise.
-  auto argv = command.build({*bwrap, "--version"});
-  if (!argv) return unavailable(*bwrap, {FailureCause::kOther, argv.error().message});
+  auto argv = command.build({bwrap_path, "--version"});
+  if (!argv) return unavailable(bwrap_path, {FailureCause::kOther, argv.error().message});
 
   proc::SpawnRequest request;
-  request.argv = std::move(argv.value());
+  request.argv = with_identity(identity, setpriv, std::move(argv.value()));
   request.env = {"PATH=/usr/bin:/bin"};
   request.cwd = "/";
   request.pass_fds = {seccomp->get()};
   auto spawned = proc::ProcessSupervisor::instance().spawn(request, kProbeStderrBytes);
   seccomp->reset();
   if (!spawned) {
-    return unavailable(*bwrap, {FailureCause::kOther,
-                                "bubblewrap could not be started: " + spawned.error().message});
+    return unavailable(bwrap_path, {FailureCause::kOther,
+                                    "bubblewrap could not be started: " + spawned.error().message});
   }
   proc::ChildProcess child(spawned->pid, std::move(spawned->pidfd));
   spawned->stdin_write.reset();
@@ -95,17 +96,44 @@ Facility run_probe(const SandboxSettings& settings) {
   auto code = child.wait(std::max(left, milliseconds(0)));
   if (!code) {
     return unavailable(
-        *bwrap, {FailureCause::kOther, "bubblewrap did not finish its self-test within 8 s"});
+        bwrap_path, {FailureCause::kOther, "bubblewrap did not finish its self-test within 8 s"});
   }
   if (*code == 0 && out.rfind("bubblewrap", 0) == 0) {
     Facility facility;
     facility.available = true;
-    facility.bwrap_path = *bwrap;
+    facility.bwrap_path = bwrap_path;
     facility.version = out.substr(0, out.find('\n'));
     return facility;
   }
   std::string text = settled_text(*spawned->stderr_tail, Clock::now() + milliseconds(500));
-  return unavailable(*bwrap, diagnose_bwrap_failure(text, *code, read_host_facts()));
+  return unavailable(bwrap_path, diagnose_bwrap_failure(text, *code, read_host_facts()));
+}
+
+Facility run_probe(const SandboxSettings& settings) {
+  auto bwrap = resolve_bwrap(settings.bwrap);
+  if (!bwrap) return unavailable("", bwrap_missing(settings.bwrap));
+  SandboxIdentity own = choose_identity(settings, ::getuid(), ::getgid(), std::nullopt);
+  if (!own.dropped) return probe_as(settings, *bwrap, own, "");
+
+  std::string problem;
+  if (auto setpriv = resolve_setpriv()) {
+    Facility dropped = probe_as(settings, *bwrap, own, *setpriv);
+    if (dropped.available) {
+      dropped.drops_root = true;
+      dropped.setpriv_path = *setpriv;
+      return dropped;
+    }
+    problem = "bubblewrap does not start as uid " + std::to_string(own.uid) + ": " +
+              dropped.failure->message;
+  } else {
+    problem = "setpriv (util-linux) is not installed, so the sandbox cannot leave host root";
+  }
+  // As root the sandbox still isolates, but its uid is the host's root:
+  // kernels then run degraded (auto) or not at all (enforce, the self-test).
+  SandboxIdentity as_root;
+  Facility facility = probe_as(settings, *bwrap, as_root, "");
+  facility.identity_problem = problem;
+  return facility;
 }
 
 }  // namespace
@@ -122,9 +150,9 @@ std::optional<std::string> resolve_bwrap(const std::string& program) {
 
 Facility probe_facility(const SandboxSettings& settings) {
   static std::mutex mutex;
-  static std::map<std::pair<std::string, bool>, Facility> cache;
+  static std::map<std::tuple<std::string, bool, std::optional<std::uint32_t>>, Facility> cache;
   std::lock_guard lock(mutex);
-  auto key = std::make_pair(settings.bwrap, settings.allow_raw_network);
+  auto key = std::make_tuple(settings.bwrap, settings.allow_raw_network, settings.sandbox_uid);
   auto found = cache.find(key);
   if (found != cache.end()) return found->second;
   Facility facility = run_probe(settings);

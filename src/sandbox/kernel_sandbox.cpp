@@ -39,7 +39,9 @@ Result<Launcher*> KernelSandbox::launcher() {
   if (facility.available) {
     std::lock_guard lock(mutex_);
     status_.version = facility.version;
-    launcher_ = std::make_unique<BubblewrapLauncher>(facility.bwrap_path, settings_);
+    launcher_ = std::make_unique<BubblewrapLauncher>(
+        facility.bwrap_path, settings_,
+        IdentityPlan{facility.drops_root, facility.setpriv_path, facility.identity_problem});
     return launcher_.get();
   }
   const Diagnosis& diagnosis = *facility.failure;
@@ -84,9 +86,17 @@ void KernelSandbox::adopt(LaunchOutcome outcome) {
   status_.temp_dir = "/tmp";
   status_.limits = settings_.limits;
   status_.process_limit = outcome.process_limit;
+  status_.envelope = outcome.envelope;
   status_.seccomp = seccomp_summary();
+  status_.identity = outcome.identity;
   status_.detail = status_.version + " sandbox; self-test passed (" +
                    std::to_string(status_.checks.size()) + " checks)";
+  if (outcome.degraded) {
+    status_.state = "degraded";
+    status_.detail = status_.version + " sandbox, degraded: " + *outcome.degraded;
+    status_.warning = security_warning("the sandbox runs degraded: " + *outcome.degraded);
+    warn_once(status_.warning);
+  }
 }
 
 std::optional<KernelSandbox::InterruptResult> KernelSandbox::interrupt(int signum) {
@@ -106,6 +116,12 @@ std::optional<int> KernelSandbox::worker_pidfd() const {
   std::lock_guard lock(mutex_);
   if (!pin_ || !pin_->worker_pidfd) return std::nullopt;
   return pin_->worker_pidfd.get();
+}
+
+std::optional<std::string> KernelSandbox::limit_hit() const {
+  std::lock_guard launch(launch_mutex_);
+  if (!launcher_) return std::nullopt;
+  return launcher_->limit_hit();
 }
 
 SandboxStatus KernelSandbox::status() const {

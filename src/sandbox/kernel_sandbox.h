@@ -45,6 +45,9 @@ class KernelSandbox {
   // The pinned worker's pidfd (owned here), for `_bwrap_worker_pidfd`.
   std::optional<int> worker_pidfd() const;
   SandboxStatus status() const;
+  // Which of the sandbox's limits ended its last worker, if one did: the
+  // cell's error says so.
+  std::optional<std::string> limit_hit() const;
   const SandboxSettings& settings() const { return settings_; }
 
  private:
@@ -54,7 +57,7 @@ class KernelSandbox {
   const SandboxSettings settings_;
   // Held while the launcher is chosen (a facility probe takes milliseconds,
   // at most 8 s); never needed by interrupt().
-  std::mutex launch_mutex_;
+  mutable std::mutex launch_mutex_;
   std::unique_ptr<Launcher> launcher_;
   mutable std::mutex mutex_;  // guards the pin and the status
   std::optional<PinnedWorker> pin_;

@@ -17,6 +17,7 @@
 
 #include "base/result.h"
 #include "proc/spawn.h"
+#include "sandbox/resource_limits.h"
 #include "sandbox/self_test.h"
 #include "sandbox/worker_pin.h"
 
@@ -41,6 +42,11 @@ struct LaunchOutcome {
   std::optional<PinnedWorker> pin;  // set when the worker is not the spawned process
   std::optional<SelfTestReport> self_test;
   std::string process_limit;  // how the process limit is enforced, for the status
+  EnvelopeReport envelope;
+  SandboxIdentity identity;  // who the sandbox is on the host
+  // Set when auto mode runs this worker although host-root checks failed:
+  // the failures, for the status and the warning.
+  std::optional<std::string> degraded;
 };
 
 // The spawned launcher process as finish() may use it.
@@ -66,6 +72,8 @@ class Launcher {
   virtual ~Launcher() = default;
   virtual std::string_view backend() const = 0;
   virtual Result<std::unique_ptr<PreparedLaunch>> prepare(const LaunchSpec& spec) = 0;
+  // Which of the sandbox's limits ended its last worker, if one did.
+  virtual std::optional<std::string> limit_hit() const { return std::nullopt; }
 };
 
 // No sandbox: the request runs as given.

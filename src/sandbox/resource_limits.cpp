@@ -5,6 +5,8 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <string>
 
 namespace o4s::sandbox {
 
@@ -45,15 +47,30 @@ Status apply_limits(pid_t pid, const ResourceLimits& limits) {
   return {};
 }
 
+// Read from /proc/<pid>/limits (world-readable): prlimit(2) on another
+// uid's process needs CAP_SYS_RESOURCE, which a containerised root lacks.
 Result<bool> limits_hold(pid_t pid, const ResourceLimits& limits) {
-  for (const auto& entry : entries(limits)) {
-    if (!entry.value) continue;
-    rlimit current{};
-    if (::prlimit(pid, entry.resource, nullptr, &current) != 0) {
-      return system_error(std::string("prlimit ") + entry.name, errno);
+  std::FILE* file = std::fopen(("/proc/" + std::to_string(pid) + "/limits").c_str(), "re");
+  if (file == nullptr) return system_error("open /proc/<pid>/limits", errno);
+  std::string text;
+  char buffer[4096];
+  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, file)) text.append(buffer, n);
+  std::fclose(file);
+  const std::pair<const char*, const std::optional<std::uint64_t>*> rows[] = {
+      {"Max address space", &limits.address_space_bytes},
+      {"Max cpu time", &limits.cpu_seconds},
+      {"Max processes", &limits.processes},
+      {"Max file size", &limits.file_size_bytes}};
+  for (const auto& [row, value] : rows) {
+    if (!*value) continue;
+    std::size_t at = text.find(row);
+    if (at == std::string::npos) return false;
+    unsigned long long soft = 0, hard = 0;
+    // "Max cpu time   3   3   seconds"; "unlimited" fails the parse.
+    if (std::sscanf(text.c_str() + at + std::strlen(row), " %llu %llu", &soft, &hard) != 2) {
+      return false;
     }
-    if (current.rlim_max == RLIM_INFINITY || current.rlim_max > *entry.value) return false;
-    if (current.rlim_cur == RLIM_INFINITY || current.rlim_cur > *entry.value) return false;
+    if (soft > **value || hard > **value) return false;
   }
   return true;
 }

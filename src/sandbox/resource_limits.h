@@ -29,6 +29,14 @@ Result<bool> limits_hold(pid_t pid, const ResourceLimits& limits);
 // then needs a pids cgroup.
 bool nproc_limit_is_enforced_for_us();
 
+// How each resource of the envelope is enforced, for the status.
+struct EnvelopeReport {
+  std::string memory = "not applied: no sandbox";
+  std::string processes = "not applied: no sandbox";
+  std::string cpu = "not applied: no sandbox";
+  bool memory_includes_tmpfs = false;
+};
+
 // "4.0 GiB", "1024", "unlimited": for status and messages.
 std::string describe_bytes(const std::optional<std::uint64_t>& bytes);
 

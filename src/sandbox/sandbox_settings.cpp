@@ -64,6 +64,20 @@ Result<std::optional<std::uint64_t>> limit_from(const EnvironmentMap& env, const
   return parsed.value();
 }
 
+// A host id for the sandbox: a whole number, never 0 (root is what the
+// setting exists to avoid) and never the "no id" value -1.
+Result<std::optional<std::uint32_t>> id_from(const EnvironmentMap& env, const char* name) {
+  auto value = lookup(env, name);
+  if (!value || trimmed_lower(*value).empty()) return std::optional<std::uint32_t>();
+  std::string text = trimmed_lower(*value);
+  if (text.size() > 10 || text.find_first_not_of("0123456789") != std::string::npos) {
+    return invalid(name, *value, "a numeric host id");
+  }
+  std::uint64_t id = std::stoull(text);
+  if (id == 0 || id >= 0xffffffffULL) return invalid(name, *value, "a non-root numeric host id");
+  return std::optional<std::uint32_t>(static_cast<std::uint32_t>(id));
+}
+
 Result<bool> flag_from(const EnvironmentMap& env, const char* name) {
   auto value = lookup(env, name);
   if (!value) return false;
@@ -193,6 +207,12 @@ Result<SandboxSettings> settings_from_environment(const EnvironmentMap& env,
   if (auto bwrap = lookup(env, "OPENAI4S_KERNEL_BWRAP"); bwrap && !bwrap->empty()) {
     settings.bwrap = *bwrap;
   }
+  auto uid = id_from(env, "OPENAI4S_SANDBOX_UID");
+  if (!uid) return std::move(uid).error();
+  settings.sandbox_uid = uid.value();
+  auto gid = id_from(env, "OPENAI4S_SANDBOX_GID");
+  if (!gid) return std::move(gid).error();
+  settings.sandbox_gid = gid.value();
   return settings;
 }
 

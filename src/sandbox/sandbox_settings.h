@@ -43,6 +43,10 @@ struct SandboxSettings {
   std::vector<std::string> extra_read_paths;
   // The bubblewrap program: a bare name is looked up on the host's PATH.
   std::string bwrap = "bwrap";
+  // The host ids a root daemon runs its sandboxes as (sandbox_identity.h);
+  // unset: the workspace's owner when that is not root, else nobody.
+  std::optional<std::uint32_t> sandbox_uid;
+  std::optional<std::uint32_t> sandbox_gid;
 };
 
 using EnvironmentMap = std::map<std::string, std::string>;
@@ -57,6 +61,8 @@ using EnvironmentMap = std::map<std::string, std::string>;
 //   OPENAI4S_KERNEL_TMP_SIZE           size (default: 1G)
 //   OPENAI4S_KERNEL_SANDBOX_READ_PATHS colon-separated absolute paths
 //   OPENAI4S_KERNEL_BWRAP              bubblewrap program (default: bwrap)
+//   OPENAI4S_SANDBOX_UID / _GID        host uid / gid of a root daemon's
+//                                      sandboxes (never 0)
 Result<SandboxSettings> settings_from_environment(const EnvironmentMap& env,
                                                   std::uint64_t physical_memory_bytes);
 

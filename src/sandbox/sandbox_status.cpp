@@ -10,6 +10,15 @@ nlohmann::json optional_number(const std::optional<std::uint64_t>& value) {
 
 }  // namespace
 
+// The uid mapping: what the cell sees as its uid and what the host sees.
+nlohmann::json SandboxStatus::identity_json() const {
+  if (!identity) return nullptr;
+  return {{"sandbox_uid", identity->uid},    {"sandbox_gid", identity->gid},
+          {"host_uid", identity->uid},       {"host_gid", identity->gid},
+          {"host_root", identity->uid == 0}, {"dropped_from_root", identity->dropped},
+          {"chosen_by", identity->chosen_by}};
+}
+
 nlohmann::json SandboxStatus::to_json() const {
   nlohmann::json checks_json = nlohmann::json::array();
   for (const auto& check : checks) {
@@ -37,6 +46,16 @@ nlohmann::json SandboxStatus::to_json() const {
         {"processes_enforced_by", process_limit}}},
       {"seccomp", seccomp},
       {"version", version},
+      {"identity", identity_json()},
+      {"envelope",
+       {{"memory",
+         {{"limit", optional_number(limits.address_space_bytes)},
+          {"enforced_by", envelope.memory},
+          {"includes_tmpfs", envelope.memory_includes_tmpfs}}},
+        {"processes",
+         {{"limit", optional_number(limits.processes)}, {"enforced_by", envelope.processes}}},
+        {"cpu",
+         {{"limit_seconds", optional_number(limits.cpu_seconds)}, {"enforced_by", envelope.cpu}}}}},
   };
 }
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/resource_limits.h"
+#include "sandbox/sandbox_identity.h"
 #include "sandbox/sandbox_settings.h"
 #include "sandbox/self_test.h"
 
@@ -14,7 +16,7 @@ namespace o4s::sandbox {
 
 struct SandboxStatus {
   std::string mode;                // auto | enforce | off
-  std::string state = "disabled";  // enabled | disabled | unavailable
+  std::string state = "disabled";  // enabled | degraded | disabled | unavailable
   std::string backend = "none";    // bubblewrap | none
   bool enforced = false;
   bool self_test_passed = false;
@@ -27,10 +29,13 @@ struct SandboxStatus {
   std::vector<SelfTestCheck> checks;
   ResourceLimits limits;
   std::string process_limit;
+  EnvelopeReport envelope;
   std::string seccomp;
-  std::string version;  // bubblewrap's
+  std::string version;                      // bubblewrap's
+  std::optional<SandboxIdentity> identity;  // set once a sandboxed worker ran
 
   nlohmann::json to_json() const;
+  nlohmann::json identity_json() const;
 };
 
 // The banner auto mode prints once per process when it degrades.

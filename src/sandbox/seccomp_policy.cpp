@@ -5,10 +5,13 @@
 #include <seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <iterator>
 #include <mutex>
 
 #include "base/scope_exit.h"
@@ -29,6 +32,18 @@ constexpr std::uint64_t kNamespaceCloneFlags[] = {
 // the Linux console's equivalent. The worker keeps the spawn's session, so
 // these are denied here instead.
 constexpr std::uint64_t kDeniedIoctls[] = {TIOCSTI, TIOCLINUX};
+
+// The socket families a cell keeps: local sockets, IPv4/IPv6 (loopback only
+// unless raw network is allowed), and netlink, which glibc's getaddrinfo and
+// if_nameindex use to list interfaces. Everything else -- AF_VSOCK first of
+// all, which no network namespace isolates and which reaches the hypervisor
+// on a VM, but also AF_ALG, AF_PACKET, Bluetooth, CAN, TIPC, RDS... -- is a
+// kernel surface no scientific cell needs.
+constexpr std::uint64_t kAllowedSocketFamilies[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
+// One past the highest family to refuse by number; anything at or above it
+// (future families, or garbage in the upper half of the register) is
+// refused by a single range rule.
+constexpr std::uint64_t kSocketFamilyCeiling = 64;
 
 std::uint32_t eperm() { return SCMP_ACT_ERRNO(EPERM); }
 
@@ -62,6 +77,25 @@ Status add_denials(scmp_filter_ctx ctx) {
     scmp_arg_cmp cmp{0, SCMP_CMP_MASKED_EQ, flag, flag};
     int rc = seccomp_rule_add_array(ctx, eperm(), clone, 1, &cmp);
     if (rc != 0) return seccomp_error("deny clone namespace flag", rc);
+  }
+  // socket() and socketpair() take the family in argument 0, an int: the
+  // kernel reads the lower half, so the equality rules mask it, and the
+  // range rule catches every value with upper bits set.
+  for (const char* call : {"socket", "socketpair"}) {
+    int nr = seccomp_syscall_resolve_name(call);
+    if (nr < 0) continue;
+    for (std::uint64_t family = 0; family < kSocketFamilyCeiling; ++family) {
+      if (std::find(std::begin(kAllowedSocketFamilies), std::end(kAllowedSocketFamilies), family) !=
+          std::end(kAllowedSocketFamilies)) {
+        continue;
+      }
+      scmp_arg_cmp cmp{0, SCMP_CMP_MASKED_EQ, 0xffffffffULL, family};
+      int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), nr, 1, &cmp);
+      if (rc != 0) return seccomp_error(std::string("deny ") + call + " family", rc);
+    }
+    scmp_arg_cmp above{0, SCMP_CMP_GE, kSocketFamilyCeiling, 0};
+    int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), nr, 1, &above);
+    if (rc != 0) return seccomp_error(std::string("deny ") + call + " high family", rc);
   }
   // ioctl's request is an unsigned int: the kernel ignores the upper half of
   // the register, so the comparison must too.
@@ -213,7 +247,8 @@ Result<UniqueFd> seccomp_program_fd() {
 
 std::string seccomp_summary() {
   return "deny list (" + std::to_string(denied_syscalls().size()) +
-         " syscalls, namespace clone flags, clone3, TIOCSTI/TIOCLINUX, foreign ABIs) -> EPERM";
+         " syscalls, namespace clone flags, clone3, TIOCSTI/TIOCLINUX, foreign ABIs) -> EPERM; "
+         "socket families other than AF_UNIX, AF_INET, AF_INET6, AF_NETLINK -> EAFNOSUPPORT";
 }
 
 }  // namespace o4s::sandbox

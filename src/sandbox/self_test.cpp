@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -183,6 +185,56 @@ class Checker {
                : "seccomp, no_new_privs or capabilities are not as set up");
   }
 
+  // The host's view of the worker's ids: bubblewrap maps the sandbox to
+  // whatever uid started it, so this is where "root inside" turns out to be
+  // host root or not.
+  void host_identity(const SandboxIdentity& identity) {
+    auto status = read_file(proc_ + "/status");
+    auto uids = status ? status_field(*status, "Uid") : std::nullopt;
+    auto gids = status ? status_field(*status, "Gid") : std::nullopt;
+    auto ids_of = [](const std::string& text) {
+      std::vector<unsigned long> ids;
+      std::size_t at = 0;
+      while (at < text.size()) {
+        std::size_t end = text.find_first_of(" \t", at);
+        if (end == std::string::npos) end = text.size();
+        if (end > at) ids.push_back(std::stoul(text.substr(at, end - at)));
+        at = end + 1;
+      }
+      return ids;
+    };
+    bool passed = uids && gids;
+    std::string detail;
+    if (passed) {
+      auto u = ids_of(*uids);
+      auto g = ids_of(*gids);
+      passed = u.size() == 4 && g.size() == 4;
+      for (auto id : u) passed = passed && id != 0;
+      for (auto id : g) passed = passed && id != 0;
+      if (passed && identity.dropped) passed = u[0] == identity.uid && g[0] == identity.gid;
+      detail = passed
+                   ? "the worker is host uid " + std::to_string(u.empty() ? 0 : u[0]) + ", gid " +
+                         std::to_string(g.empty() ? 0 : g[0]) + " (" + identity.chosen_by + ")"
+                   : "the worker runs as host root (" + identity.chosen_by + ")";
+    } else {
+      detail = "the worker's ids could not be read";
+    }
+    add(kUidCheck, passed, detail);
+  }
+
+  void proc_knobs_read_only() {
+    struct statvfs fs {};
+    bool passed = ::statvfs(inside("/proc/sys").c_str(), &fs) == 0 && (fs.f_flag & ST_RDONLY);
+    add(kProcSysCheck, passed,
+        passed ? "/proc/sys is a read-only mount" : "/proc/sys is writable from the sandbox");
+    // bubblewrap's init shares the worker's uid; its memory is masked.
+    struct stat st {};
+    bool masked = ::stat(inside("/proc/1/mem").c_str(), &st) == 0 && S_ISCHR(st.st_mode) &&
+                  major(st.st_rdev) == 1 && minor(st.st_rdev) == 3;
+    add("init_memory_masked", masked,
+        masked ? "/proc/1/mem is masked" : "the sandbox's PID 1 memory is reachable");
+  }
+
   void limits(const ResourceLimits& limits) {
     auto hold = limits_hold(worker_.worker_pid, limits);
     bool passed = hold && hold.value();
@@ -203,6 +255,12 @@ class Checker {
 bool SelfTestReport::passed() const {
   return !checks.empty() &&
          std::all_of(checks.begin(), checks.end(), [](const auto& check) { return check.passed; });
+}
+
+bool SelfTestReport::only_degradable_failures() const {
+  return std::all_of(checks.begin(), checks.end(), [](const auto& check) {
+    return check.passed || check.name == kUidCheck || check.name == kProcSysCheck;
+  });
 }
 
 std::string SelfTestReport::failures() const {
@@ -230,6 +288,8 @@ SelfTestReport run_self_test(const PinnedWorker& worker, const SelfTestExpectati
   }
   if (expect.network_isolated) check.network_blocked();
   check.seccomp_and_privileges();
+  check.host_identity(expect.identity);
+  check.proc_knobs_read_only();
   check.limits(expect.limits);
   // Everything above read the worker through its pid; it is the pinned
   // process only if it is still alive now.

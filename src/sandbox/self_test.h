@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/sandbox_identity.h"
 #include "sandbox/sandbox_settings.h"
 #include "sandbox/worker_pin.h"
 
@@ -24,6 +25,7 @@ struct SelfTestExpectations {
   bool network_isolated = true;
   ResourceLimits limits;
   std::string private_tmp = "/tmp";  // writable, and not the host's
+  SandboxIdentity identity;          // the host ids the worker must have
 };
 
 struct SelfTestCheck {
@@ -37,7 +39,14 @@ struct SelfTestReport {
   bool passed() const;
   // "name: detail; ..." of the failed checks.
   std::string failures() const;
+  // True when every failed check is one auto mode may run degraded with
+  // (the host-root checks: the sandbox still isolates, but as host root).
+  bool only_degradable_failures() const;
 };
+
+// The checks auto mode tolerates, reporting the kernel degraded.
+inline constexpr const char* kUidCheck = "sandbox_uid_not_host_root";
+inline constexpr const char* kProcSysCheck = "proc_sys_read_only";
 
 SelfTestReport run_self_test(const PinnedWorker& worker, const SelfTestExpectations& expect);
 

@@ -24,7 +24,7 @@ class SandboxUnavailableError(RuntimeError):
 @dataclass(frozen=True)
 class SandboxStatus:
     mode: str
-    state: str  # enabled | disabled | unavailable
+    state: str  # enabled | degraded | disabled | unavailable
     backend: str  # bubblewrap | none | remote
     enforced: bool
     self_test_passed: bool
@@ -38,6 +38,10 @@ class SandboxStatus:
     limits: dict = field(default_factory=dict)
     seccomp: str = ""
     version: str = ""
+    #: The uid mapping (who the cell is on the host), once a worker ran.
+    identity: dict = None
+    #: memory / processes / cpu: the limit and what enforces it.
+    envelope: dict = field(default_factory=dict)
 
     def to_dict(self):
         return asdict(self)

@@ -27,6 +27,9 @@ _SELF_TEST_CHECKS = {
     "private_tmp",
     "network_blocked",
     "seccomp_and_no_capabilities",
+    "sandbox_uid_not_host_root",
+    "proc_sys_read_only",
+    "init_memory_masked",
     "resource_limits",
 }
 

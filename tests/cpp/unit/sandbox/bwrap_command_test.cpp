@@ -73,6 +73,24 @@ TEST(BwrapCommandTest, KernelShapeIsFlagsThenMountsThenChdirThenCommand) {
                                                       "-u"}));
 }
 
+// Sources bound by descriptor: the sandbox uid may not be able to walk to
+// them. They keep the depth order, and a negative descriptor is refused.
+TEST(BwrapCommandTest, BindsByDescriptorInDepthOrder) {
+  BwrapCommand command("bwrap");
+  command.add({Kind::kReadOnlyBindFd, "", "/srv/ws/venv", std::nullopt, 12})
+      .add({Kind::kBindFd, "", "/srv/ws", std::nullopt, 11})
+      .add({Kind::kMaskFile, "", "/proc/1/mem", std::nullopt});
+  auto argv = built(command);
+  std::vector<std::string> expected = {
+      "bwrap",       "--bind-fd",    "11", "/srv/ws",      "--ro-bind", "/dev/null",
+      "/proc/1/mem", "--ro-bind-fd", "12", "/srv/ws/venv", "--",        "/usr/bin/python3",
+      "-u"};
+  EXPECT_EQ(argv, expected);
+  BwrapCommand negative("bwrap");
+  negative.add({Kind::kBindFd, "", "/srv/ws", std::nullopt, -1});
+  EXPECT_FALSE(negative.build({"python3"}).ok());
+}
+
 TEST(BwrapCommandTest, NeverCreatesANewSession) {
   BwrapCommand command("bwrap");
   command.die_with_parent().unshare(Namespace::kPid).unshare(Namespace::kIpc);

@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "sandbox/bubblewrap_launcher.h"
-#include "sandbox/pids_cgroup.h"
+#include "sandbox/sandbox_cgroup.h"
 #include "sandbox/system_layout.h"
 #include "support/proc_helpers.h"
 
@@ -132,7 +132,8 @@ TEST(BubblewrapPrepareTest, TheRequestWrapsTheWorkerAndPointsTemporaryFilesInsid
   ASSERT_NE(separator, request.argv.end());
   EXPECT_EQ(std::vector<std::string>(separator + 1, request.argv.end()), spec.request.argv);
   EXPECT_EQ(std::count(request.argv.begin(), request.argv.end(), "--new-session"), 0);
-  EXPECT_EQ(request.pass_fds.size(), 2U) << "the info pipe and the seccomp program";
+  EXPECT_EQ(request.pass_fds.size(), 3U)
+      << "the info pipe, the seccomp program and the workspace's descriptor";
   auto has_env = [&](const std::string& entry) {
     return std::find(request.env.begin(), request.env.end(), entry) != request.env.end();
   };
@@ -148,22 +149,25 @@ TEST(PidsHierarchyTest, FindsTheCgroupV1PidsControllerUnderItsMount) {
       "38 30 0:33 / /sys/fs/cgroup/pids rw,nosuid - cgroup cgroup rw,pids\n"
       "39 30 0:34 / /sys/fs/cgroup/memory rw,nosuid - cgroup cgroup rw,memory\n";
   const std::string cgroup = "8:pids:/user.slice\n4:memory:/x\n0::/\n";
-  auto located = locate_pids_hierarchy(mountinfo, cgroup);
+  auto located = locate_controller(mountinfo, cgroup, "pids");
   ASSERT_TRUE(located.ok()) << located.error().message;
-  EXPECT_EQ(located->first, "/sys/fs/cgroup/pids/user.slice");
-  EXPECT_EQ(located->second, "cgroup v1");
+  EXPECT_EQ(located->directory, "/sys/fs/cgroup/pids/user.slice");
+  EXPECT_EQ(located->version, 1);
+  auto memory = locate_controller(mountinfo, cgroup, "memory");
+  ASSERT_TRUE(memory.ok()) << memory.error().message;
+  EXPECT_EQ(memory->directory, "/sys/fs/cgroup/memory/x");
 }
 
 TEST(PidsHierarchyTest, FallsBackToTheUnifiedHierarchyAndHonoursMountRoots) {
   const std::string mountinfo =
       "29 24 0:25 /ctr /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n";
-  auto located = locate_pids_hierarchy(mountinfo, "0::/ctr/job\n");
+  auto located = locate_controller(mountinfo, "0::/ctr/job\n", "pids");
   ASSERT_TRUE(located.ok()) << located.error().message;
-  EXPECT_EQ(located->first, "/sys/fs/cgroup/job");
-  EXPECT_EQ(located->second, "cgroup v2");
+  EXPECT_EQ(located->directory, "/sys/fs/cgroup/job");
+  EXPECT_EQ(located->version, 2);
   // Our cgroup lies outside the mounted subtree: nothing usable.
-  EXPECT_FALSE(locate_pids_hierarchy(mountinfo, "0::/elsewhere\n").ok());
-  EXPECT_FALSE(locate_pids_hierarchy("", "0::/\n").ok());
+  EXPECT_FALSE(locate_controller(mountinfo, "0::/elsewhere\n", "pids").ok());
+  EXPECT_FALSE(locate_controller("", "0::/\n", "memory").ok());
 }
 
 }  // namespace

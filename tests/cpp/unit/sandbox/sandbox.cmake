@@ -8,6 +8,7 @@ set(_o4s_sandbox_tests ${CMAKE_CURRENT_LIST_DIR}/../..)
 o4s_test(o4s_sandbox_test LABEL unit SOURCES
   ${_o4s_sandbox_tests}/unit/sandbox/bwrap_command_test.cpp
   ${_o4s_sandbox_tests}/unit/sandbox/diagnosis_test.cpp
+  ${_o4s_sandbox_tests}/unit/sandbox/envelope_test.cpp
   ${_o4s_sandbox_tests}/unit/sandbox/layout_test.cpp
   ${_o4s_sandbox_tests}/unit/sandbox/settings_test.cpp)
 target_link_libraries(o4s_sandbox_test PRIVATE o4s_sandbox)

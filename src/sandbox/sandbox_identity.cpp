@@ -1,0 +1,180 @@
+#include "sandbox/sandbox_identity.h"
+
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "proc/spawn.h"
+
+namespace o4s::sandbox {
+
+SandboxIdentity choose_identity(const SandboxSettings& settings, uid_t host_uid, gid_t host_gid,
+                                std::optional<std::pair<uid_t, gid_t>> workspace_owner) {
+  SandboxIdentity identity;
+  if (host_uid != 0) {
+    // Not root: bubblewrap maps the sandbox to this uid, which holds no more
+    // than the daemon already does.
+    identity.uid = host_uid;
+    identity.gid = host_gid;
+    identity.chosen_by = "the daemon's own uid";
+    return identity;
+  }
+  identity.dropped = true;
+  if (settings.sandbox_uid) {
+    identity.uid = *settings.sandbox_uid;
+    identity.gid = settings.sandbox_gid.value_or(*settings.sandbox_uid);
+    identity.chosen_by = "OPENAI4S_SANDBOX_UID";
+  } else if (workspace_owner && workspace_owner->first != 0) {
+    identity.uid = workspace_owner->first;
+    identity.gid = workspace_owner->second != 0 ? workspace_owner->second : kNobody;
+    identity.chosen_by = "the workspace owner";
+  } else {
+    identity.uid = kNobody;
+    identity.gid = kNobody;
+    identity.chosen_by = "the default (nobody, 65534)";
+  }
+  if (settings.sandbox_gid) identity.gid = *settings.sandbox_gid;
+  return identity;
+}
+
+std::vector<std::string> with_identity(const SandboxIdentity& identity, const std::string& setpriv,
+                                       std::vector<std::string> argv) {
+  if (!identity.dropped) return argv;
+  // --clear-groups: root's supplementary groups (often 0) must not follow.
+  // Changing every uid from 0 to non-zero clears all capabilities, so
+  // bubblewrap starts as an ordinary user and needs unprivileged user
+  // namespaces, like on any desktop.
+  std::vector<std::string> out = {setpriv, "--reuid=" + std::to_string(identity.uid),
+                                  "--regid=" + std::to_string(identity.gid), "--clear-groups",
+                                  "--"};
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
+namespace {
+
+// The kernel's POSIX ACL xattr format (linux/posix_acl_xattr.h): a version
+// word, then (tag, perm, id) entries sorted by tag, then id.
+constexpr std::uint32_t kAclVersion = 2;
+constexpr std::uint16_t kUserObj = 0x01, kUser = 0x02, kGroupObj = 0x04, kGroup = 0x08,
+                        kMask = 0x10, kOther = 0x20;
+constexpr std::uint32_t kUndefinedId = 0xffffffffU;
+constexpr const char* kAclName = "system.posix_acl_access";
+
+struct AclEntry {
+  std::uint16_t tag;
+  std::uint16_t perm;
+  std::uint32_t id;
+};
+
+std::vector<AclEntry> acl_from_mode(mode_t mode) {
+  return {{kUserObj, static_cast<std::uint16_t>((mode >> 6) & 7), kUndefinedId},
+          {kGroupObj, static_cast<std::uint16_t>((mode >> 3) & 7), kUndefinedId},
+          {kOther, static_cast<std::uint16_t>(mode & 7), kUndefinedId}};
+}
+
+std::optional<std::vector<AclEntry>> read_acl(const std::string& path) {
+  std::vector<char> buffer(4096);
+  ssize_t n = ::getxattr(path.c_str(), kAclName, buffer.data(), buffer.size());
+  if (n < 0) return std::nullopt;
+  std::vector<AclEntry> entries;
+  if (n < 4) return entries;
+  for (ssize_t at = 4; at + 8 <= n; at += 8) {
+    AclEntry entry{};
+    std::memcpy(&entry.tag, buffer.data() + at, 2);
+    std::memcpy(&entry.perm, buffer.data() + at + 2, 2);
+    std::memcpy(&entry.id, buffer.data() + at + 4, 4);
+    entries.push_back(entry);
+  }
+  return entries;
+}
+
+// Adds `perm` for `uid` to the directory's access ACL (a named-user entry,
+// merged with what is there), never touching its owner or mode bits.
+Status grant(const std::string& path, const struct stat& st, std::uint32_t uid,
+             std::uint16_t perm) {
+  std::vector<AclEntry> entries = read_acl(path).value_or(std::vector<AclEntry>{});
+  if (entries.empty()) entries = acl_from_mode(st.st_mode);
+  for (const auto& e : entries) {
+    if (e.tag == kUser && e.id == uid) perm |= e.perm;
+  }
+  std::erase_if(entries, [&](const AclEntry& e) {
+    return e.tag == kMask || (e.tag == kUser && e.id == uid);
+  });
+  entries.push_back({kUser, perm, uid});
+  // The mask bounds every group-class entry; it must let the new one through
+  // and keep the others as they were.
+  std::uint16_t mask = 0;
+  for (const auto& e : entries) {
+    if (e.tag == kUser || e.tag == kGroup || e.tag == kGroupObj) mask |= e.perm;
+  }
+  entries.push_back({kMask, mask, kUndefinedId});
+  std::sort(entries.begin(), entries.end(), [](const AclEntry& a, const AclEntry& b) {
+    return a.tag != b.tag ? a.tag < b.tag : a.id < b.id;
+  });
+  std::string value(4 + 8 * entries.size(), '\0');
+  std::memcpy(value.data(), &kAclVersion, 4);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    std::memcpy(value.data() + 4 + 8 * i, &entries[i].tag, 2);
+    std::memcpy(value.data() + 6 + 8 * i, &entries[i].perm, 2);
+    std::memcpy(value.data() + 8 + 8 * i, &entries[i].id, 4);
+  }
+  if (::setxattr(path.c_str(), kAclName, value.data(), value.size(), 0) != 0) {
+    return system_error("grant uid " + std::to_string(uid) + " access to " + path +
+                            " (a POSIX ACL; set OPENAI4S_SANDBOX_UID to its owner instead)",
+                        errno);
+  }
+  return {};
+}
+
+// May `uid`/`gid` search (walk through) the directory, by its mode bits?
+bool can_search(const struct stat& st, std::uint32_t uid, std::uint32_t gid) {
+  if (st.st_uid == uid) return st.st_mode & S_IXUSR;
+  if (st.st_gid == gid) return st.st_mode & S_IXGRP;
+  return st.st_mode & S_IXOTH;
+}
+
+}  // namespace
+
+Status hand_over_workspace(const SandboxIdentity& identity, const std::string& workspace) {
+  if (!identity.dropped) return {};
+  // bubblewrap, running as the sandbox uid, resolves the workspace's path
+  // itself: an ancestor it cannot walk through (root's 0700 home, pytest's
+  // 0700 temp root) gets search-only access for that uid -- no listing, no
+  // reading -- which is the least that lets the bind mount be made.
+  std::size_t slash = 0;
+  while ((slash = workspace.find('/', slash + 1)) != std::string::npos) {
+    std::string ancestor = workspace.substr(0, slash);
+    struct stat st {};
+    if (::stat(ancestor.c_str(), &st) != 0) return system_error("stat " + ancestor, errno);
+    if (can_search(st, identity.uid, identity.gid)) continue;
+    if (Status granted = grant(ancestor, st, identity.uid, 1); !granted) return granted;
+  }
+  struct stat st {};
+  if (::stat(workspace.c_str(), &st) != 0) return system_error("stat " + workspace, errno);
+  if (st.st_uid == identity.uid) return {};  // the sandbox's own directory
+  // A named-user ACL entry, not a chown: the directory keeps its owner (git
+  // refuses a repository whose root changed hands) and its mode for
+  // everyone else. Files the cell creates are the sandbox uid's.
+  return grant(workspace, st, identity.uid, 7);
+}
+
+std::optional<std::string> resolve_setpriv() { return resolve_util_linux("setpriv"); }
+std::optional<std::string> resolve_prlimit() { return resolve_util_linux("prlimit"); }
+
+std::optional<std::string> resolve_util_linux(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string search = std::string("PATH=") + (path != nullptr ? path : "") + ":/usr/bin:/bin";
+  std::string resolved = proc::resolve_program(name, {search});
+  if (resolved.find('/') == std::string::npos || ::access(resolved.c_str(), X_OK) != 0) {
+    return std::nullopt;
+  }
+  return resolved;
+}
+
+}  // namespace o4s::sandbox

@@ -1,0 +1,62 @@
+// Who a sandbox is on the host. bubblewrap maps the sandbox's user to the
+// uid that started it, so a daemon running as root would hand every cell the
+// host's root uid: host sysctls through /proc/sys, set-uid-root files left
+// in the workspace. A root daemon therefore starts bubblewrap as an
+// unprivileged host uid (util-linux setpriv drops the ids before bubblewrap
+// runs, since posix_spawn cannot), and a non-root daemon keeps its own.
+//
+// Ownership: the cell's files are owned by that uid. Unless configured, it is
+// the workspace's owner when that is not root (the user's files stay the
+// user's), else nobody (65534). A workspace directory the sandbox uid does
+// not own gets a POSIX ACL entry granting that uid rwx on the directory
+// itself (not its contents), so the cell can create files there; host files
+// inside stay readable and writable as their own modes allow.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "sandbox/sandbox_settings.h"
+
+namespace o4s::sandbox {
+
+inline constexpr std::uint32_t kNobody = 65534;
+
+struct SandboxIdentity {
+  std::uint32_t uid = 0;  // host uid of every sandbox process
+  std::uint32_t gid = 0;
+  bool dropped = false;   // a root daemon switches to uid/gid before bubblewrap
+  std::string chosen_by;  // "OPENAI4S_SANDBOX_UID", "the workspace owner", ...
+};
+
+// What the facility probe established for a root daemon (facility.h).
+struct IdentityPlan {
+  bool drops_root = false;  // setpriv works and bubblewrap starts as the uid
+  std::string setpriv;      // its resolved path
+  std::string problem;      // why a root daemon cannot drop root, if it cannot
+};
+
+// The identity for a sandbox of `workspace` started by a daemon whose real
+// uid/gid are `host_uid`/`host_gid`; `workspace_owner` as stat() saw it.
+SandboxIdentity choose_identity(const SandboxSettings& settings, uid_t host_uid, gid_t host_gid,
+                                std::optional<std::pair<uid_t, gid_t>> workspace_owner);
+
+// `argv` prefixed with the id switch when the identity drops root:
+// setpriv --reuid=U --regid=G --clear-groups -- argv...
+std::vector<std::string> with_identity(const SandboxIdentity& identity, const std::string& setpriv,
+                                       std::vector<std::string> argv);
+
+// Lets the sandbox uid create files in a workspace directory it does not own
+// (see above); a no-op unless the identity drops root.
+Status hand_over_workspace(const SandboxIdentity& identity, const std::string& workspace);
+
+// util-linux setpriv on the daemon's PATH (or the usual places), or nullopt.
+std::optional<std::string> resolve_setpriv();
+std::optional<std::string> resolve_prlimit();
+std::optional<std::string> resolve_util_linux(const std::string& name);
+
+}  // namespace o4s::sandbox

@@ -1,0 +1,186 @@
+// The sandbox's resource envelope and identity without a real cgroupfs or
+// root: cgroup v2 (which this project's CI host does not run) is exercised
+// against a plain directory laid out like a delegated cgroup, so every file
+// the envelope writes and reads is checked; the v1 path runs for real in the
+// Python sandbox tests on a v1 host.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "sandbox/sandbox_cgroup.h"
+#include "sandbox/sandbox_identity.h"
+#include "support/proc_helpers.h"
+
+namespace o4s::sandbox {
+namespace {
+
+using o4s::testing::TempDir;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void put(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+// A delegated v2 cgroup: controllers available, none yet enabled below.
+std::map<std::string, CgroupBase> fake_v2(const std::string& dir) {
+  put(dir + "/cgroup.controllers", "cpuset cpu io memory pids\n");
+  put(dir + "/cgroup.subtree_control", "\n");
+  return {{"memory", {dir, 2}}, {"pids", {dir, 2}}, {"cpuacct", {dir, 2}}};
+}
+
+TEST(SandboxCgroupV2Test, OneDirectoryCarriesTheMemoryAndProcessLimits) {
+  TempDir base;
+  auto made = SandboxCgroup::create({1ULL << 30, 64, std::nullopt}, fake_v2(base.path()), "k1");
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  const std::string dir = base.path() + "/k1";
+  EXPECT_EQ(slurp(dir + "/memory.max"), "1073741824");
+  EXPECT_EQ(slurp(dir + "/pids.max"), "64");
+  // The controllers were delegated to the child (one write each).
+  EXPECT_NE(slurp(base.path() + "/cgroup.subtree_control").find("+"), std::string::npos);
+  EXPECT_NE((*made)->mechanisms().memory.find("cgroup v2"), std::string::npos);
+  EXPECT_NE((*made)->mechanisms().processes.find("cgroup v2"), std::string::npos);
+  EXPECT_TRUE((*made)->mechanisms().cpu.empty()) << "no CPU limit was asked for";
+
+  ASSERT_TRUE((*made)->attach(4242).ok());
+  EXPECT_EQ(slurp(dir + "/cgroup.procs"), "4242\n");
+}
+
+TEST(SandboxCgroupV2Test, AnOomKillSinceTheGenerationBeganNamesTheMemoryLimit) {
+  TempDir base;
+  auto made = SandboxCgroup::create({1ULL << 30, 64, std::nullopt}, fake_v2(base.path()), "k2");
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  const std::string dir = base.path() + "/k2";
+  put(dir + "/memory.events", "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n");
+  put(dir + "/pids.events", "max 0\n");
+  (*made)->begin_generation();
+  EXPECT_FALSE((*made)->limit_hit()) << "old kills belong to an earlier worker";
+  put(dir + "/memory.events", "low 0\nhigh 0\nmax 9\noom 2\noom_kill 2\n");
+  auto hit = (*made)->limit_hit();
+  ASSERT_TRUE(hit);
+  EXPECT_NE(hit->find("memory limit"), std::string::npos) << *hit;
+  EXPECT_NE(hit->find("1 process"), std::string::npos) << *hit;
+}
+
+TEST(SandboxCgroupV2Test, AWatchedCgroupIsKilledThroughCgroupKill) {
+  TempDir base;
+  auto bases = fake_v2(base.path());
+  auto made = SandboxCgroup::create({1ULL << 30, std::nullopt, 2}, bases, "k4");
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  const std::string dir = base.path() + "/k4";
+  put(dir + "/cpu.stat", "usage_usec 1000000\n");
+  put(dir + "/cgroup.kill", "");  // the kernel's file, written to kill
+  (*made)->begin_generation();
+  EXPECT_EQ((*made)->cpu_usage_ns(), 1000000000ULL);
+  EXPECT_FALSE((*made)->limit_hit());
+  // 2.5 s more: over the 2 s budget of this generation.
+  put(dir + "/cpu.stat", "usage_usec 3500000\n");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!(*made)->limit_hit() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  auto hit = (*made)->limit_hit();
+  ASSERT_TRUE(hit) << "the watchdog never fired";
+  EXPECT_NE(hit->find("CPU limit"), std::string::npos) << *hit;
+  EXPECT_EQ(slurp(dir + "/cgroup.kill"), "1");
+  // A new generation (a restart) gets a fresh budget.
+  (*made)->begin_generation();
+  EXPECT_FALSE((*made)->limit_hit());
+}
+
+TEST(SandboxIdentityTest, ARootDaemonNeverHandsTheSandboxUidZero) {
+  SandboxSettings settings;
+  auto nobody = choose_identity(settings, 0, 0, std::make_pair(0u, 0u));
+  EXPECT_TRUE(nobody.dropped);
+  EXPECT_EQ(nobody.uid, kNobody);
+  EXPECT_EQ(nobody.gid, kNobody);
+  auto owner = choose_identity(settings, 0, 0, std::make_pair(1000u, 1000u));
+  EXPECT_EQ(owner.uid, 1000u);
+  EXPECT_EQ(owner.gid, 1000u);
+  settings.sandbox_uid = 2000;
+  auto configured = choose_identity(settings, 0, 0, std::make_pair(1000u, 1000u));
+  EXPECT_EQ(configured.uid, 2000u);
+  EXPECT_EQ(configured.gid, 2000u);
+  settings.sandbox_gid = 3000;
+  EXPECT_EQ(choose_identity(settings, 0, 0, std::nullopt).gid, 3000u);
+  // A user daemon keeps its own ids: bubblewrap maps the sandbox to them.
+  auto user = choose_identity(settings, 1000, 100, std::nullopt);
+  EXPECT_FALSE(user.dropped);
+  EXPECT_EQ(user.uid, 1000u);
+  EXPECT_EQ(with_identity(user, "/usr/bin/setpriv", {"bwrap"}), std::vector<std::string>{"bwrap"});
+  auto argv = with_identity(nobody, "/usr/bin/setpriv", {"bwrap", "--", "python"});
+  std::vector<std::string> expected = {"/usr/bin/setpriv",
+                                       "--reuid=65534",
+                                       "--regid=65534",
+                                       "--clear-groups",
+                                       "--",
+                                       "bwrap",
+                                       "--",
+                                       "python"};
+  EXPECT_EQ(argv, expected);
+}
+
+// The workspace is shared with the sandbox uid by an ACL entry, never by a
+// change of owner (git refuses a repository whose root changed hands).
+TEST(SandboxIdentityTest, TheWorkspaceIsSharedByAnAclEntryAndKeepsItsOwner) {
+  TempDir workspace;
+  ASSERT_EQ(::chmod(workspace.path().c_str(), 0750), 0);
+  SandboxIdentity identity;
+  identity.uid = 54321;
+  identity.gid = 54321;
+  identity.dropped = true;
+  Status handed = hand_over_workspace(identity, workspace.path());
+  if (!handed && handed.error().message.find("supported") != std::string::npos) {
+    GTEST_SKIP() << "no POSIX ACLs here: " << handed.error().message;
+  }
+  ASSERT_TRUE(handed.ok()) << handed.error().message;
+  struct stat st {};
+  ASSERT_EQ(::stat(workspace.path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, ::getuid());
+  char acl[256];
+  ssize_t n = ::getxattr(workspace.path().c_str(), "system.posix_acl_access", acl, sizeof acl);
+  ASSERT_GT(n, 4);
+  bool granted = false;
+  for (ssize_t at = 4; at + 8 <= n; at += 8) {
+    std::uint16_t tag = 0, perm = 0;
+    std::uint32_t id = 0;
+    std::memcpy(&tag, acl + at, 2);
+    std::memcpy(&perm, acl + at + 2, 2);
+    std::memcpy(&id, acl + at + 4, 4);
+    if (tag == 0x02 && id == 54321) granted = perm == 7;
+  }
+  EXPECT_TRUE(granted);
+  // Everyone else's access is what the mode said: group r-x, others none.
+  EXPECT_EQ(st.st_mode & 07, 0U);
+  // Idempotent: a restart hands it over again without piling up entries.
+  ASSERT_TRUE(hand_over_workspace(identity, workspace.path()).ok());
+  EXPECT_EQ(::getxattr(workspace.path().c_str(), "system.posix_acl_access", acl, sizeof acl), n);
+}
+
+TEST(SandboxIdentityTest, SettingsRefuseRootAndNonNumericIds) {
+  for (const char* bad : {"0", "-1", "root", "4294967295", "12a"}) {
+    auto parsed = settings_from_environment({{"OPENAI4S_SANDBOX_UID", bad}}, 1ULL << 34);
+    EXPECT_FALSE(parsed.ok()) << bad;
+  }
+  auto parsed = settings_from_environment(
+      {{"OPENAI4S_SANDBOX_UID", "1234"}, {"OPENAI4S_SANDBOX_GID", "99"}}, 1ULL << 34);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed->sandbox_uid, 1234u);
+  EXPECT_EQ(parsed->sandbox_gid, 99u);
+}
+
+}  // namespace
+}  // namespace o4s::sandbox

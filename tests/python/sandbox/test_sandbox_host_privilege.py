@@ -1,0 +1,161 @@
+"""Negative tests for the sandbox's privilege on the host: a hostile cell must
+not act as host root (host sysctls, set-uid files), must not reach the
+kernel's procfs knobs, and must not write bubblewrap's PID 1 memory."""
+
+import os
+import socket
+import stat
+
+import pytest
+
+from sandbox_support import assert_usable, error_of
+
+LEASE_BREAK_TIME = "/proc/sys/fs/lease-break-time"
+
+
+def worker_host_pid(kernel):
+    """The sandboxed worker's host pid, from its pidfd's fdinfo."""
+    pidfd = kernel._sandbox._bwrap_worker_pidfd
+    assert pidfd is not None
+    with open(f"/proc/self/fdinfo/{pidfd}", encoding="ascii") as info:
+        for line in info:
+            if line.startswith("Pid:"):
+                return int(line.split()[1])
+    raise AssertionError("no Pid: line in the pidfd's fdinfo")
+
+
+def host_ids(pid):
+    """(real, effective, saved, fs) uids and gids of a host process."""
+    fields = {}
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        for line in status:
+            name, _, value = line.partition(":")
+            fields[name] = (
+                [int(word) for word in value.split()] if name in ("Uid", "Gid") else value
+            )
+    return fields["Uid"], fields["Gid"]
+
+
+def test_the_worker_never_runs_as_host_root(kernel):
+    uids, gids = host_ids(worker_host_pid(kernel))
+    assert 0 not in uids, uids
+    assert 0 not in gids, gids
+    identity = kernel.sandbox_status["identity"]
+    assert identity["host_uid"] == uids[0] and identity["host_gid"] == gids[0], identity
+    checks = {check["name"]: check for check in kernel.sandbox_status["checks"]}
+    assert checks["sandbox_uid_not_host_root"]["passed"], checks
+    assert checks["proc_sys_read_only"]["passed"], checks
+
+
+def test_a_cell_cannot_change_a_host_sysctl(kernel):
+    with open(LEASE_BREAK_TIME, encoding="ascii") as knob:
+        before = knob.read()
+    wanted = str(int(before) + 1)
+    try:
+        result = kernel.execute(f"open({LEASE_BREAK_TIME!r}, 'w').write({wanted!r})")
+        error = error_of(result)
+        assert "Read-only file system" in error or "Permission denied" in error, error
+    finally:
+        with open(LEASE_BREAK_TIME, encoding="ascii") as knob:
+            after = knob.read()
+        if after != before and os.geteuid() == 0:
+            with open(LEASE_BREAK_TIME, "w", encoding="ascii") as knob:
+                knob.write(before)
+    assert after == before
+    assert_usable(kernel)
+
+
+def test_kernel_procfs_knobs_are_read_only_and_leaks_are_masked(kernel):
+    result = kernel.execute(
+        "import os\n"
+        "for path in ('/proc/sys', '/proc/irq', '/proc/bus', '/proc/fs'):\n"
+        "    if os.path.exists(path):\n"
+        "        print(path, os.statvfs(path).f_flag & os.ST_RDONLY != 0)\n"
+        "for path in ('/proc/keys', '/proc/timer_list', '/proc/kpagecount', '/proc/kpageflags',\n"
+        "             '/proc/kpagecgroup', '/proc/kcore', '/proc/sysrq-trigger'):\n"
+        "    if os.path.exists(path):\n"
+        "        try:\n"
+        "            with open(path, 'rb') as handle:\n"
+        "                print(path, len(handle.read(4096)))\n"
+        "        except PermissionError:\n"
+        "            print(path, 0)  # the /dev/null mask sits on a nodev mount\n"
+    )
+    assert result["error"] is None, result
+    lines = result["stdout"].splitlines()
+    assert "/proc/sys True" in lines, lines
+    for line in lines:
+        path, value = line.split()
+        if path in ("/proc/sys", "/proc/irq", "/proc/bus", "/proc/fs"):
+            assert value == "True", line
+        else:
+            assert value == "0", f"{path} is not masked: {line}"
+
+
+def test_a_set_uid_copy_made_by_a_cell_has_no_privileged_owner(kernel, workspace):
+    result = kernel.execute(
+        "import os, shutil\n"
+        "shutil.copy('/usr/bin/id', 'suid-id')\n"
+        "try:\n"
+        "    os.chmod('suid-id', 0o6755)\n"
+        "except OSError as exc:\n"
+        "    print('chmod refused', exc)\n"
+        "try:\n"
+        "    os.chown('suid-id', 0, 0)\n"
+        "except OSError as exc:\n"
+        "    print('chown refused', exc.strerror)\n"
+    )
+    assert result["error"] is None, result
+    copied = os.stat(workspace / "suid-id")
+    assert copied.st_uid != 0, "the cell's file is owned by host root"
+    if copied.st_mode & stat.S_ISUID:
+        assert copied.st_uid != 0
+    if copied.st_mode & stat.S_ISGID:
+        assert copied.st_gid != 0
+    assert_usable(kernel)
+
+
+def test_the_sandbox_init_memory_is_not_writable(kernel):
+    result = kernel.execute(
+        "outcomes = []\n"
+        "for path in ('/proc/1/mem', '/proc/1/task/1/mem'):\n"
+        "    try:\n"
+        "        with open(path, 'r+b', buffering=0) as mem:\n"
+        "            outcomes.append(path + ' opened')\n"
+        "    except OSError as exc:\n"
+        "        outcomes.append(path + ' refused')\n"
+        "print(outcomes)\n"
+    )
+    assert result["error"] is None, result
+    assert "opened" not in result["stdout"], result
+    assert_usable(kernel)
+
+
+@pytest.mark.parametrize("family", ["AF_VSOCK", "AF_ALG", "AF_PACKET", "AF_BLUETOOTH"])
+def test_socket_families_a_cell_does_not_need_are_refused(kernel, family):
+    if not hasattr(socket, family):
+        pytest.skip(f"this Python has no socket.{family}")
+    result = kernel.execute(
+        "import errno, socket\n"
+        "try:\n"
+        f"    socket.socket(socket.{family}, socket.SOCK_STREAM if socket.{family} != socket.AF_ALG"
+        " else socket.SOCK_SEQPACKET).close()\n"
+        "    print('created')\n"
+        "except OSError as exc:\n"
+        "    print(errno.errorcode[exc.errno])\n"
+    )
+    assert result["error"] is None, result
+    assert result["stdout"].strip() in ("EPERM", "EAFNOSUPPORT"), result
+
+
+def test_the_socket_families_a_cell_needs_still_work(kernel):
+    result = kernel.execute(
+        "import socket\n"
+        "for family in (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6):\n"
+        "    socket.socket(family, socket.SOCK_STREAM).close()\n"
+        "socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0).close()\n"
+        "a, b = socket.socketpair()\n"
+        "a.close(); b.close()\n"
+        "print(socket.getaddrinfo('localhost', 80)[0][0] is not None)\n"
+    )
+    assert result["error"] is None, result
+    assert result["stdout"] == "True\n"
