@@ -201,6 +201,10 @@ Status CellCapture::make_stream(const std::string& name, std::shared_ptr<SinkStr
   // directory, never within it) or of a cell that planted one: replace it.
   ::unlinkat(dir, name.c_str(), 0);
   if (::mkfifoat(dir, name.c_str(), 0600) != 0) return system_error("mkfifo " + name, errno);
+  // Writable by others: a sandboxed worker runs as its own uid. Only that
+  // uid is let through the 0700 directory (search only), so only root and
+  // the sandbox can reach the fifo at all.
+  if (::fchmodat(dir, name.c_str(), 0622, 0) != 0) return system_error("chmod " + name, errno);
   // Non-blocking, so the open does not wait for the writer; before execute
   // is sent, so the worker's blocking open for writing finds a reader.
   UniqueFd fd(::openat(dir, name.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW));

@@ -449,7 +449,15 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
       return make_error(ErrorCode::kSandboxUnavailable,
                         "the kernel's host exchange directory " + dir + " is not a directory");
     }
-    command.add({Kind::kBind, *resolved, *resolved, std::nullopt});
+    if (Status handed = hand_over_exchange_dir(identity, *resolved); !handed) {
+      return make_error(ErrorCode::kSandboxUnavailable,
+                        "the kernel's host exchange directory could not be given to the sandbox "
+                        "uid: " +
+                            handed.error().message);
+    }
+    auto dir_fd = source_fd(*resolved);
+    if (!dir_fd) return make_error(ErrorCode::kSandboxUnavailable, dir_fd.error().message);
+    command.add({Kind::kBindFd, "", *resolved, std::nullopt, dir_fd.value()});
   }
 
   // The host home becomes a private empty tmpfs, unless it is (inside) the

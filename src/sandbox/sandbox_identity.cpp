@@ -164,6 +164,14 @@ Status hand_over_workspace(const SandboxIdentity& identity, const std::string& w
   return grant(workspace, st, identity.uid, 7);
 }
 
+Status hand_over_exchange_dir(const SandboxIdentity& identity, const std::string& dir) {
+  if (!identity.dropped) return {};
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return system_error("stat " + dir, errno);
+  if (can_search(st, identity.uid, identity.gid)) return {};
+  return grant(dir, st, identity.uid, 1);
+}
+
 std::optional<std::string> resolve_setpriv() { return resolve_util_linux("setpriv"); }
 std::optional<std::string> resolve_prlimit() { return resolve_util_linux("prlimit"); }
 

@@ -54,6 +54,11 @@ std::vector<std::string> with_identity(const SandboxIdentity& identity, const st
 // (see above); a no-op unless the identity drops root.
 Status hand_over_workspace(const SandboxIdentity& identity, const std::string& workspace);
 
+// Lets the sandbox uid walk into a directory the host keeps for this kernel
+// (the R kernel's 0700 sink directory) to open what the host put there for
+// it (fifos it may write); search only, no listing. No-op unless dropped.
+Status hand_over_exchange_dir(const SandboxIdentity& identity, const std::string& dir);
+
 // util-linux setpriv on the daemon's PATH (or the usual places), or nullopt.
 std::optional<std::string> resolve_setpriv();
 std::optional<std::string> resolve_prlimit();

@@ -210,6 +210,7 @@ class Kernel:
                 raise
         watchdog.annotate(response)
         return response
+
     def complete(self, code, cursor):
         """Completions at `cursor` (an index into `code`): {"matches",
         "cursor_start", "cursor_end"}. Never runs the namespace's code;
