@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -66,6 +67,14 @@ Result<SpawnedPipes> spawn_with_pipes(const SpawnRequest& request) {
   if (!out) return std::move(out).error();
   auto err = make_pipe();
   if (!err) return std::move(err).error();
+  // A sandboxed worker runs as another uid than the host, and R reaches its
+  // request pipe by reopening /dev/fd/4, which checks the pipe's mode like a
+  // file's. A pipe has no name: only a process that holds it, or may read
+  // the holder's /proc/<pid>/fd (ptrace access), can open it, so letting
+  // every uid through the mode gives nobody new a way in.
+  for (const PipePair* pair : {&in.value(), &out.value()}) {
+    (void)::fchmod(pair->read.get(), 0666);
+  }
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);

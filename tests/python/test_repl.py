@@ -689,7 +689,8 @@ def test_tab_completion_help_input_and_figures_in_a_terminal(tmp_path):
 
         # input() in a cell is answered at this terminal.
         pane.send("answer = input('your name? ')", "Enter")
-        pane.wait_for_text("your name?")
+        # The echoed line holds the prompt text too: wait for input()'s own.
+        pane.wait_for(lambda text: text.count("your name?") >= 2, "input()'s prompt")
         pane.send("Ada", "Enter")
         pane.wait_for_text("In [5]:")
         pane.send("print('hello', answer)", "Enter")

@@ -71,7 +71,7 @@ def _key_bindings(ready):
         if not buffer.document.current_line_before_cursor.strip():
             buffer.insert_text("    ")
         else:
-            buffer.start_completion(select_first=False)
+            buffer.start_completion(select_first=False, insert_common_part=True)
 
     return bindings
 

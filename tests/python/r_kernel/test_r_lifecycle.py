@@ -74,7 +74,8 @@ def _rscript_without_jsonlite(directory):
     # an inherited value); pointing it nowhere is R without jsonlite.
     wrapper = directory / "rscript-without-jsonlite"
     wrapper.write_text('#!/bin/sh\nR_LIBS_SITE=/nonexistent exec Rscript "$@"\n')
-    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    # Executable by everyone: under a root host the sandbox runs as its own uid.
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return str(wrapper)
 
 
