@@ -59,16 +59,9 @@ class Session:
     def feed(self, line):
         """Take one input line; returns False when the session should end."""
         if not self.buffer.pending:
-            try:
-                command = commands.classify(line)
-            except commands.UnknownMagic as exc:
-                if magics.translate(line) is None:
-                    self.failed = True
-                    self.console.message(f"{exc}\n")
-                    return True
-                command = None
-            if command is not None:
-                return self._command(command)
+            handled = self._local(line)
+            if handled is not None:
+                return handled
         source = self.buffer.push(line)
         if source is not None:
             self.run(source)
@@ -78,18 +71,25 @@ class Session:
         """Take one whole cell from the editor; returns False to end."""
         if not text.strip():
             return True
+        handled = self._local(text)
+        if handled is not None:
+            return handled
+        self.run(text)
+        return True
+
+    def _local(self, text):
+        """Answer a REPL command (`%vars`, `exit`, ...) here: its result for
+        feed, or None when `text` is code (shortcuts such as `%time` are
+        code: they become cells)."""
         try:
             command = commands.classify(text)
         except commands.UnknownMagic as exc:
-            if magics.translate(text) is None:
-                self.failed = True
-                self.console.message(f"{exc}\n")
-                return True
-            command = None
-        if command is not None:
-            return self._command(command)
-        self.run(text)
-        return True
+            if magics.translate(text) is not None:
+                return None
+            self.failed = True
+            self.console.message(f"{exc}\n")
+            return True
+        return None if command is None else self._command(command)
 
     def finish(self):
         """End of input: a partial cell still runs (a script's last block
