@@ -417,6 +417,11 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
     }
     auto source = real_path(root);
     if (!source) continue;
+    if (Status walked = let_walk_to(identity, *source); !walked) {
+      return make_error(ErrorCode::kSandboxUnavailable,
+                        "the worker's runtime " + *source +
+                            " could not be opened to the sandbox uid: " + walked.error().message);
+    }
     auto fd = source_fd(*source);
     if (!fd) {
       // A runtime file's root is a directory; a plain file is bound by path.

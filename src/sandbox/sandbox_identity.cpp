@@ -141,20 +141,26 @@ bool can_search(const struct stat& st, std::uint32_t uid, std::uint32_t gid) {
 
 }  // namespace
 
-Status hand_over_workspace(const SandboxIdentity& identity, const std::string& workspace) {
+Status let_walk_to(const SandboxIdentity& identity, const std::string& path) {
   if (!identity.dropped) return {};
-  // bubblewrap, running as the sandbox uid, resolves the workspace's path
+  // bubblewrap, running as the sandbox uid, resolves a bind source's path
   // itself: an ancestor it cannot walk through (root's 0700 home, pytest's
   // 0700 temp root) gets search-only access for that uid -- no listing, no
   // reading -- which is the least that lets the bind mount be made.
   std::size_t slash = 0;
-  while ((slash = workspace.find('/', slash + 1)) != std::string::npos) {
-    std::string ancestor = workspace.substr(0, slash);
+  while ((slash = path.find('/', slash + 1)) != std::string::npos) {
+    std::string ancestor = path.substr(0, slash);
     struct stat st {};
     if (::stat(ancestor.c_str(), &st) != 0) return system_error("stat " + ancestor, errno);
     if (can_search(st, identity.uid, identity.gid)) continue;
     if (Status granted = grant(ancestor, st, identity.uid, 1); !granted) return granted;
   }
+  return {};
+}
+
+Status hand_over_workspace(const SandboxIdentity& identity, const std::string& workspace) {
+  if (!identity.dropped) return {};
+  if (Status walked = let_walk_to(identity, workspace); !walked) return walked;
   struct stat st {};
   if (::stat(workspace.c_str(), &st) != 0) return system_error("stat " + workspace, errno);
   if (st.st_uid == identity.uid) return {};  // the sandbox's own directory

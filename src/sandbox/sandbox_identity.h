@@ -54,6 +54,11 @@ std::vector<std::string> with_identity(const SandboxIdentity& identity, const st
 // (see above); a no-op unless the identity drops root.
 Status hand_over_workspace(const SandboxIdentity& identity, const std::string& workspace);
 
+// Lets the sandbox uid walk through every ancestor of `path` (search-only
+// ACL entries where the mode bars it), as a bind source under root's 0700
+// home needs (the runtime of a checkout in /root). No-op unless dropped.
+Status let_walk_to(const SandboxIdentity& identity, const std::string& path);
+
 // Lets the sandbox uid walk into a directory the host keeps for this kernel
 // (the R kernel's 0700 sink directory) to open what the host put there for
 // it (fifos it may write); search only, no listing. No-op unless dropped.
