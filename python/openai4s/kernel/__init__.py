@@ -4,17 +4,9 @@
 worker, which imports modules of this package, never loads the host core.
 """
 
-_ERRORS = (
-    "KernelError",
-    "KernelBusyError",
-    "KernelNotAliveError",
-    "KernelDiedError",
-    "KernelProtocolError",
-    "KernelStartError",
-    "KernelRestartFailed",
-    "KernelInterruptUnavailable",
-    "KernelTimeoutError",
-)
+# errors.py imports nothing, so the worker may load it; its __all__ is the
+# one list of the exception classes.
+from openai4s.kernel.errors import __all__ as _ERRORS  # noqa: E402
 
 __all__ = ["Kernel", "spawn_r_kernel", *_ERRORS]
 
