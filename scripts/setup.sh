@@ -19,7 +19,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev bubblewrap black clang-format
   python3-ipykernel python3-jupyter-client python3-prompt-toolkit python3-jedi
   xeus-dev cppzmq-dev python3-jupyter-kernel-test python3-nbclient python3-nbconvert
-  jupyter-console jupyter-notebook
+  jupyter-console jupyter-notebook chromium
   r-base-core r-cran-jsonlite
 )
 missing=()
@@ -47,6 +47,21 @@ cat > .venv/bin/openai4s <<'LAUNCHER'
 exec "$(dirname "$0")/python" -m openai4s "$@"
 LAUNCHER
 chmod +x .venv/bin/openai4s
+
+# playwright-core (npm) for the notebook-in-Chromium test; it drives Debian's
+# chromium, so no browser is downloaded. Re-installed only when the lock file
+# changed since the last install (its hash is kept in node_modules).
+browser_lock=tests/browser/package-lock.json
+browser_stamp=tests/browser/node_modules/.openai4s-lock.sha256
+if [ "$(cat "$browser_stamp" 2>/dev/null)" != "$(sha256sum < "$browser_lock")" ]; then
+  if command -v npm >/dev/null; then
+    echo "setup: installing tests/browser (npm ci)"
+    npm ci --prefix tests/browser --no-audit --no-fund --loglevel=error
+    sha256sum < "$browser_lock" > "$browser_stamp"
+  else
+    echo "setup: npm not found; the notebook browser test will be skipped"
+  fi
+fi
 
 if [ ! -f build/release/build.ninja ]; then
   echo "setup: configuring the C++ build (build/release)"

@@ -9,8 +9,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 #include <xeus/xeus_context.hpp>
 #include <xeus/xkernel.hpp>
 #include <xeus/xkernel_configuration.hpp>
@@ -31,7 +33,21 @@ struct Flags {
 
 const char* kUsage =
     "usage: openai4s-jupyter-kernel -f CONNECTION_FILE --python PYTHON --repo-root DIR\n"
-    "                               [--workspace DIR] [--data-dir DIR]\n";
+    "                               [--workspace DIR] [--data-dir DIR]\n"
+    "                               [--lang python|r] [--worker-argv JSON_ARRAY]\n"
+    "(--lang r needs --worker-argv: the R worker's argv, as `openai4s jupyter install\n"
+    "--lang r` writes it)\n";
+
+// A JSON array of strings, or nothing.
+bool parse_argv_json(const std::string& text, std::vector<std::string>& out) {
+  auto parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_array() || parsed.empty()) return false;
+  for (const auto& item : parsed) {
+    if (!item.is_string()) return false;
+    out.push_back(item.get<std::string>());
+  }
+  return true;
+}
 
 std::string env_or(const char* name, const std::string& fallback) {
   const char* value = std::getenv(name);
@@ -57,11 +73,18 @@ bool parse_flags(int argc, char** argv, Flags& flags) {
       ok = value(flags.settings.workspace);
     } else if (arg == "--data-dir") {
       ok = value(flags.settings.data_dir);
+    } else if (arg == "--lang") {
+      ok = value(flags.settings.language) &&
+           (flags.settings.language == "python" || flags.settings.language == "r");
+    } else if (arg == "--worker-argv") {
+      std::string text;
+      ok = value(text) && parse_argv_json(text, flags.settings.worker_argv);
     } else {
       ok = false;
     }
     if (!ok) return false;
   }
+  if (flags.settings.language == "r" && flags.settings.worker_argv.empty()) return false;
   return !flags.connection_file.empty() && !flags.settings.python.empty() &&
          !flags.settings.repo_root.empty();
 }

@@ -73,6 +73,15 @@ Result<std::unique_ptr<Interpreter>> Interpreter::create(const KernelSettings& s
   options.python = settings.python;
   options.worker_script = settings.repo_root + "/openai4s/kernel/worker.py";
   options.repo_root = settings.repo_root;
+  if (settings.language == "r") {
+    // R prints a visible value itself (to the cell's stdout sink), as
+    // IRkernel's text output; its output comes back through host fifos.
+    options.mode = "r";
+    options.argv = settings.worker_argv;
+    options.capture_sinks = true;
+  } else {
+    options.last_value_as_result = true;
+  }
   // The sandbox is the same as for any kernel: OPENAI4S_KERNEL_SANDBOX and
   // friends, read from this process's environment.
   auto sandbox_settings = sandbox::settings_from_environment(kernel::current_process_environment(),
@@ -218,17 +227,37 @@ nl::json Interpreter::is_complete_request_impl(const std::string& code) {
 
 std::string Interpreter::language_version() {
   // The worker's own interpreter, asked once: the kernel may run a
-  // different Python than any on the host's PATH.
-  auto result = manager_->execute("print(__import__('platform').python_version())", "system",
-                                  std::nullopt, nullptr);
-  if (!result) return "3";
+  // different Python (or R) than any on the host's PATH.
+  const char* ask = is_r() ? "cat(R.version$major, R.version$minor, sep = '.')"
+                           : "print(__import__('platform').python_version())";
+  const char* fallback = is_r() ? "4" : "3";
+  auto result = manager_->execute(ask, "system", std::nullopt, nullptr);
+  if (!result) return fallback;
   std::string version = trimmed(result.value().value("stdout", ""));
-  return version.empty() ? "3" : version;
+  return version.empty() ? fallback : version;
+}
+
+nl::json Interpreter::language_info() const {
+  if (is_r()) {
+    return {{"name", "R"},
+            {"version", language_version_},
+            {"mimetype", "text/x-r-source"},
+            {"file_extension", ".r"},
+            {"codemirror_mode", "r"},
+            {"pygments_lexer", "r"}};
+  }
+  return {{"name", "python"},
+          {"version", language_version_},
+          {"mimetype", "text/x-python"},
+          {"file_extension", ".py"},
+          {"codemirror_mode", {{"name", "ipython"}, {"version", 3}}},
+          {"pygments_lexer", "ipython3"},
+          {"nbconvert_exporter", "python"}};
 }
 
 std::string Interpreter::banner() {
-  std::string text = "openai4s kernel " + std::string(kImplementationVersion) + " -- Python " +
-                     language_version_ + "\n";
+  std::string text = "openai4s kernel " + std::string(kImplementationVersion) + " -- " +
+                     (is_r() ? "R " : "Python ") + language_version_ + "\n";
   const auto& box = manager_->options().sandbox;
   if (!box) return text + "sandbox: none\n";
   sandbox::SandboxStatus status = box->status();
@@ -245,14 +274,7 @@ nl::json Interpreter::kernel_info_request_impl() {
                   {"protocol_version", "5.3"},
                   {"implementation", "openai4s"},
                   {"implementation_version", kImplementationVersion},
-                  {"language_info",
-                   {{"name", "python"},
-                    {"version", language_version_},
-                    {"mimetype", "text/x-python"},
-                    {"file_extension", ".py"},
-                    {"codemirror_mode", {{"name", "ipython"}, {"version", 3}}},
-                    {"pygments_lexer", "ipython3"},
-                    {"nbconvert_exporter", "python"}}},
+                  {"language_info", language_info()},
                   {"banner", banner()},
                   {"help_links", nl::json::array()}};
 }

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 #include <xeus/xinterpreter.hpp>
 
 #include "host/dispatcher.h"
@@ -17,6 +18,10 @@ namespace o4s::jupyter {
 class NativeKernelHooks;
 
 struct KernelSettings {
+  std::string language = "python";  // "python" or "r"
+  // The R worker's argv (spec kernel.md §7.1), as the kernelspec spells it:
+  // the Python CLI builds it with r_kernel.r_argv, the one definition.
+  std::vector<std::string> worker_argv;
   std::string python;     // the worker's interpreter
   std::string repo_root;  // the directory holding the openai4s package
   std::string workspace;  // the worker's cwd and the dispatcher's workspace
@@ -58,8 +63,10 @@ class Interpreter : public xeus::xinterpreter {
   nl::json error_reply(int execution_counter, const std::string& ename, const std::string& evalue,
                        std::vector<std::string> traceback, bool publish);
   std::optional<nl::json> ask_worker(nl::json request);
+  bool is_r() const { return settings_.language == "r"; }
   std::string language_version();
   std::string banner();
+  nl::json language_info() const;
 
   std::shared_ptr<host::HostDispatcher> dispatcher_;
   std::shared_ptr<NativeKernelHooks> hooks_;

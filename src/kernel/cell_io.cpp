@@ -35,6 +35,11 @@ std::optional<Json> display_bundle(const Json& frame) {
   if (auto update = frame.find("update"); update != frame.end() && update->is_boolean()) {
     bundle["update"] = *update;
   }
+  // Only present when true: an ordinary display's bundle keeps its key set.
+  if (auto result = frame.find("execute_result");
+      result != frame.end() && result->is_boolean() && result->get<bool>()) {
+    bundle["execute_result"] = true;
+  }
   return bundle;
 }
 

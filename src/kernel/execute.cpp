@@ -122,6 +122,7 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
   const std::string cell_id = cell_id_arg && !cell_id_arg->empty() ? *cell_id_arg : uuid4();
 
   Json request{{"type", "execute"}, {"id", cell_id}, {"code", code}, {"origin", origin}};
+  if (options_.last_value_as_result) request["last_value"] = "result";
   std::unique_ptr<CellCapture> capture;
   if (options_.capture_sinks) {
     // The read ends are open (and drained) before the frame goes out, so
@@ -260,8 +261,8 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
         continue;
       }
       bool running = proto::frame_string(frame, "id") == cell_id;
-      Status sent = send(input_reply(frame, running ? on_input : nullptr, running));
-      if (!sent) return std::move(sent).error();
+      Status replied = send(input_reply(frame, running ? on_input : nullptr, running));
+      if (!replied) return std::move(replied).error();
     } else if (type == "skill_sidecar_load") {
       sidecar_event = true;
     } else if (type == "log") {

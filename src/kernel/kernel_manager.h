@@ -40,6 +40,11 @@ struct KernelOptions {
   // Cell output arrives through per-cell fifos the host drains (the R
   // worker, spec §7.4) instead of as stdout_chunk frames.
   bool capture_sinks = false;
+  // The cell's last value comes back as a display bundle marked
+  // `execute_result` instead of as text on stdout (a Jupyter client shows
+  // an Out[n] for it). The Python API keeps the text: the acceptance suite
+  // pins a cell's stdout.
+  bool last_value_as_result = false;
 };
 
 // build_kernel_environment's arguments for this kernel (spec §5.12): a Python

@@ -33,7 +33,7 @@ ProcessSupervisor::ProcessSupervisor()
   if (!epoll_ || !wakeup_) std::abort();  // no supervisor means no kernels at all
   epoll_event ev{};
   ev.events = EPOLLIN;
-  ev.data.fd = wakeup_.get();
+  ev.data.u64 = kWakeupToken;
   if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, wakeup_.get(), &ev) != 0) std::abort();
   thread_ = std::thread([this] { run(); });
   thread_.detach();
@@ -94,37 +94,37 @@ std::uint64_t ProcessSupervisor::watch(UniqueFd fd, std::shared_ptr<DrainTarget>
   // table with drain(), so no post to the thread (and no wait for it to be
   // scheduled) is needed.
   std::lock_guard lock(watch_mutex_);
+  std::uint64_t token = next_token_;
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLRDHUP;
-  ev.data.fd = raw;
+  ev.data.u64 = token;
   if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, raw, &ev) != 0) {
     target->mark_closed();
     return 0;  // fd closes here; the writer gets EPIPE rather than a hang
   }
-  std::uint64_t token = next_token_++;
-  watched_.emplace(raw, Watched{std::move(fd), std::move(target), token});
+  ++next_token_;
+  watched_.emplace(token, Watched{std::move(fd), std::move(target)});
   return token;
 }
 
 UniqueFd ProcessSupervisor::unwatch(std::uint64_t token) {
   if (token == 0) return {};
   std::lock_guard lock(watch_mutex_);
-  for (auto it = watched_.begin(); it != watched_.end(); ++it) {
-    if (it->second.token != token) continue;
-    ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, it->first, nullptr);
-    UniqueFd fd = std::move(it->second.fd);
-    watched_.erase(it);
-    return fd;
-  }
-  return {};
+  auto it = watched_.find(token);
+  if (it == watched_.end()) return {};
+  ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, it->second.fd.get(), nullptr);
+  UniqueFd fd = std::move(it->second.fd);
+  watched_.erase(it);
+  return fd;
 }
 
-void ProcessSupervisor::drain(int fd) {
+void ProcessSupervisor::drain(std::uint64_t token) {
   // Held across the (non-blocking, bounded) reads: unwatch() then never
   // takes a descriptor out from under a read in progress.
   std::lock_guard lock(watch_mutex_);
-  auto it = watched_.find(fd);
-  if (it == watched_.end()) return;
+  auto it = watched_.find(token);
+  if (it == watched_.end()) return;  // unwatched after epoll_wait returned
+  const int fd = it->second.fd.get();
   // A bounded number of reads per wakeup: epoll is level-triggered, so a
   // worker writing stderr nonstop is served again next round instead of
   // holding the thread every other kernel's spawn waits on.
@@ -153,8 +153,8 @@ void ProcessSupervisor::run() {
       std::abort();
     }
     for (int i = 0; i < n; ++i) {
-      int fd = events[i].data.fd;
-      if (fd == wakeup_.get()) {
+      std::uint64_t token = events[i].data.u64;
+      if (token == kWakeupToken) {
         std::uint64_t count;
         [[maybe_unused]] ssize_t r = ::read(wakeup_.get(), &count, sizeof count);
         std::deque<std::function<void()>> tasks;
@@ -164,7 +164,7 @@ void ProcessSupervisor::run() {
         }
         for (auto& task : tasks) task();
       } else {
-        drain(fd);
+        drain(token);
       }
     }
   }

@@ -56,24 +56,33 @@ class ProcessSupervisor {
   // it. Invalid if the watch had already ended at end of stream.
   UniqueFd unwatch(std::uint64_t token);
 
+  // Queues `task` to run on the supervisor thread, between drains; it must
+  // not block for long (every worker's stderr waits behind it).
+  void post(std::function<void()> task);
+
  private:
   ProcessSupervisor();
   void run();
-  void post(std::function<void()> task);
-  void drain(int fd);
+  void drain(std::uint64_t token);
 
   UniqueFd epoll_;
+  static constexpr std::uint64_t kWakeupToken = 0;
+  static constexpr std::uint64_t kFirstWatchToken = 1;
   UniqueFd wakeup_;  // eventfd
   std::mutex mutex_;
   std::deque<std::function<void()>> tasks_;
   struct Watched {
     UniqueFd fd;
     std::shared_ptr<DrainTarget> target;
-    std::uint64_t token = 0;
   };
+  // Keyed (and tagged in epoll) by token, never by descriptor number: an
+  // event already returned by epoll_wait for a descriptor that unwatch()
+  // closed meanwhile would otherwise drain whatever reused that number,
+  // such as the next cell's fifo before its writer opened it, where read()
+  // says end of stream and the writer's blocking open then never returns.
   std::mutex watch_mutex_;  // guards watched_ and next_token_
-  std::unordered_map<int, Watched> watched_;
-  std::uint64_t next_token_ = 1;
+  std::unordered_map<std::uint64_t, Watched> watched_;
+  std::uint64_t next_token_ = kFirstWatchToken;
   // One read buffer for every drain (under watch_mutex_): large reads keep a cell printing
   // hundreds of megabytes into a sink from costing a syscall per 8 KiB.
   std::vector<char> buffer_;

@@ -1,9 +1,11 @@
-"""`openai4s jupyter install|export|describe`: the `openai4s-python` kernelspec.
+"""`openai4s jupyter install|export|describe`: the `openai4s-python` and
+`openai4s-r` kernelspecs.
 
 The kernel itself is the C++ executable `openai4s-jupyter-kernel` (xeus over
 the C++ kernel manager); a kernelspec only tells Jupyter clients how to start
 it: the executable, the worker's interpreter and where the `openai4s`
-package lives. Installing over an existing spec fails unless `--replace` is
+package lives (for R, also the R worker's argv, built by
+`r_kernel.r_argv` so the spec's shell line has one definition). Installing over an existing spec fails unless `--replace` is
 given, so a spec someone else wrote is never lost silently.
 """
 
@@ -18,7 +20,11 @@ import tempfile
 PACKAGE_SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 KERNEL_NAME = "openai4s-python"
-DISPLAY_NAME = "openai4s (Python)"
+#: kernelspec name and display name per worker language.
+KERNELS = {
+    "python": ("openai4s-python", "openai4s (Python)"),
+    "r": ("openai4s-r", "openai4s (R)"),
+}
 _EXECUTABLE_NAME = "openai4s-jupyter-kernel"
 
 
@@ -48,8 +54,10 @@ def find_executable(explicit=None):
     )
 
 
-def kernelspec(executable=None, python=None, workspace=None):
-    """The kernel.json document."""
+def kernelspec(executable=None, python=None, workspace=None, lang="python", rscript=None):
+    """The kernel.json document for `lang` ("python" or "r")."""
+    if lang not in KERNELS:
+        raise JupyterSetupError(f"unknown language {lang!r}; expected one of {sorted(KERNELS)}")
     argv = [
         find_executable(executable),
         "-f",
@@ -61,14 +69,25 @@ def kernelspec(executable=None, python=None, workspace=None):
     ]
     if workspace:
         argv += ["--workspace", os.path.abspath(workspace)]
+    worker = "openai4s.kernel.worker"
+    if lang == "r":
+        from openai4s.kernel.r_kernel import find_rscript, r_argv
+
+        try:
+            selection = find_rscript(rscript=rscript)
+        except RuntimeError as error:
+            raise JupyterSetupError(str(error)) from None
+        argv += ["--lang", "r", "--worker-argv", json.dumps(r_argv(selection.rscript))]
+        worker = "openai4s/kernel/r_worker.R"
+    name, display_name = KERNELS[lang]
     return {
         "argv": argv,
-        "display_name": DISPLAY_NAME,
-        "language": "python",
+        "display_name": display_name,
+        "language": "R" if lang == "r" else "python",
         # Both work; the message is the one that reaches a kernel behind a
         # gateway, and it is what this kernel answers on its control channel.
         "interrupt_mode": "message",
-        "metadata": {"openai4s": {"kind": "python", "worker": "openai4s.kernel.worker"}},
+        "metadata": {"openai4s": {"kind": lang, "worker": worker}},
     }
 
 
@@ -91,11 +110,21 @@ def write_spec_dir(directory, spec):
         handle.write("\n")
 
 
-def install(prefix=None, user=False, replace=False, executable=None, python=None, workspace=None):
-    """Installs the spec; returns its directory."""
-    spec = kernelspec(executable, python, workspace)
+def install(
+    prefix=None,
+    user=False,
+    replace=False,
+    executable=None,
+    python=None,
+    workspace=None,
+    lang="python",
+    rscript=None,
+):
+    """Installs the spec for `lang`; returns its directory."""
+    spec = kernelspec(executable, python, workspace, lang, rscript)
+    name = KERNELS[lang][0]
     parent = kernels_dir(prefix, user)
-    target = os.path.join(parent, KERNEL_NAME)
+    target = os.path.join(parent, name)
     if os.path.lexists(target) and not replace:
         raise JupyterSetupError(
             f"a kernelspec already exists at {target}; pass --replace to overwrite it"
@@ -103,7 +132,7 @@ def install(prefix=None, user=False, replace=False, executable=None, python=None
     os.makedirs(parent, exist_ok=True)
     # Written beside the target and renamed into place, so a reader never
     # sees half a spec and a failed write leaves the old one.
-    staging = tempfile.mkdtemp(prefix=f".{KERNEL_NAME}-", dir=parent)
+    staging = tempfile.mkdtemp(prefix=f".{name}-", dir=parent)
     try:
         write_spec_dir(staging, spec)
         os.chmod(staging, 0o755)
@@ -129,6 +158,7 @@ def installed_specs():
 
 def run(args):
     """The `jupyter` command; returns the exit status."""
+    name = KERNELS.get(args.lang, (args.lang,))[0]
     try:
         if args.action == "install":
             path = install(
@@ -138,12 +168,14 @@ def run(args):
                 executable=args.executable,
                 python=args.python,
                 workspace=args.workspace,
+                lang=args.lang,
+                rscript=args.rscript,
             )
-            print(f"installed kernelspec {KERNEL_NAME} in {path}")
+            print(f"installed kernelspec {name} in {path}")
         elif args.action == "export":
-            spec = kernelspec(args.executable, args.python, args.workspace)
+            spec = kernelspec(args.executable, args.python, args.workspace, args.lang, args.rscript)
             if args.output:
-                target = os.path.join(args.output, KERNEL_NAME)
+                target = os.path.join(args.output, name)
                 if os.path.lexists(target) and not args.replace:
                     raise JupyterSetupError(f"{target} exists; pass --replace to overwrite it")
                 write_spec_dir(target, spec)
@@ -152,9 +184,11 @@ def run(args):
                 json.dump(spec, sys.stdout, indent=2)
                 sys.stdout.write("\n")
         elif args.action == "describe":
-            describe = {"name": KERNEL_NAME, "installed": installed_specs()}
+            describe = {"name": name, "installed": installed_specs()}
             try:
-                describe["spec"] = kernelspec(args.executable, args.python, args.workspace)
+                describe["spec"] = kernelspec(
+                    args.executable, args.python, args.workspace, args.lang, args.rscript
+                )
             except JupyterSetupError as error:
                 describe["spec_error"] = str(error)
             json.dump(describe, sys.stdout, indent=2)
@@ -169,7 +203,8 @@ def add_parser(commands):
     jupyter = commands.add_parser(
         "jupyter",
         help="the openai4s Jupyter kernel (kernelspec install/export/describe)",
-        description="Install, export or describe the openai4s-python Jupyter kernelspec.",
+        description="Install, export or describe the openai4s-python or openai4s-r "
+        "Jupyter kernelspec.",
     )
     actions = jupyter.add_subparsers(dest="action", metavar="ACTION", required=True)
     for name, text in (
@@ -181,6 +216,13 @@ def add_parser(commands):
         action.add_argument("--executable", help="the openai4s-jupyter-kernel binary")
         action.add_argument("--python", help="the worker's interpreter (default: this one)")
         action.add_argument("--workspace", help="a fixed workspace (default: the notebook's dir)")
+        action.add_argument(
+            "--lang",
+            choices=sorted(KERNELS),
+            default="python",
+            help="the worker's language: python (openai4s-python) or r (openai4s-r)",
+        )
+        action.add_argument("--rscript", help="with --lang r: the Rscript to run (default: found)")
         if name == "install":
             where = action.add_mutually_exclusive_group()
             where.add_argument("--prefix", help="install under PREFIX/share/jupyter/kernels")
@@ -188,5 +230,5 @@ def add_parser(commands):
         if name in ("install", "export"):
             action.add_argument("--replace", action="store_true", help="overwrite an existing spec")
         if name == "export":
-            action.add_argument("--output", help="write DIR/openai4s-python/kernel.json")
+            action.add_argument("--output", help="write DIR/<kernel name>/kernel.json")
     return jupyter

@@ -18,8 +18,8 @@ Importable inside a Cell: ``from openai4s.kernel.display import display``.
 import base64
 import binascii
 import json
+import os
 import sys
-import uuid
 
 __all__ = [
     "display",
@@ -174,6 +174,10 @@ def _text_plain(obj):
         text = repr(obj)
     except Exception as exc:
         return f"<{_type_name(obj)} object; repr failed: {type(exc).__name__}>"
+    return _bounded_text(text)
+
+
+def _bounded_text(text):
     if type(text) is not str:
         text = str.__str__(text)
     if len(text) > MAX_TEXT_PLAIN_CHARS:
@@ -200,8 +204,9 @@ def _accept(data, metadata, mime, value, md, owner, budget):
     return budget - size
 
 
-def format_bundle(obj, include=None, exclude=None):
-    """``(data, metadata)`` for ``obj``: its rich reprs plus text/plain."""
+def format_bundle(obj, include=None, exclude=None, text_plain=None):
+    """``(data, metadata)`` for ``obj``: its rich reprs plus text/plain
+    (``text_plain`` when the caller already has the repr)."""
     data, metadata = {}, {}
     budget = MAX_BUNDLE_BYTES
     name = _type_name(obj)
@@ -239,12 +244,13 @@ def format_bundle(obj, include=None, exclude=None):
                 continue  # None means "no such representation", by convention
             budget = _accept(data, metadata, mime, value, md, f"{name}.{method_name}", budget)
     if "text/plain" not in data:
-        data["text/plain"] = _text_plain(obj)
+        data["text/plain"] = _text_plain(obj) if text_plain is None else _bounded_text(text_plain)
     return data, metadata
 
 
-def publish(data, metadata=None, display_id=None, update=False):
-    """Send one bundle as this Cell's display frame (dropped outside a Cell)."""
+def publish(data, metadata=None, display_id=None, update=False, execute_result=False):
+    """Send one bundle as this Cell's display frame (dropped outside a Cell).
+    ``execute_result`` marks the Cell's last value (see displayhook)."""
     emit, cell_id = _state.emit, _state.cell_id
     if emit is None or cell_id is None:
         return
@@ -263,6 +269,8 @@ def publish(data, metadata=None, display_id=None, update=False):
         "display_id": display_id,
         "update": bool(update),
     }
+    if execute_result:
+        frame["execute_result"] = True
     # What was printed so far goes first, so the host sees them in order.
     try:
         sys.stdout.flush()
@@ -290,7 +298,7 @@ class DisplayHandle:
     """A display that can be replaced later (``display(..., display_id=True)``)."""
 
     def __init__(self, display_id=None):
-        self.display_id = display_id or uuid.uuid4().hex
+        self.display_id = display_id or os.urandom(16).hex()
 
     def __repr__(self):
         return f"<DisplayHandle display_id={self.display_id}>"

@@ -12,11 +12,21 @@ import ast
 from openai4s.kernel import display
 
 
-def show_result(value) -> None:
+def show_result(value, as_result=False) -> None:
     """Write ``repr(value)`` and a newline to the Cell's stdout; None shows
     nothing. A value with rich reprs (``_repr_html_``, ``_repr_png_``, ...)
-    is also sent as a display whose bundle includes that text."""
+    is also sent as a display whose bundle includes that text.
+
+    ``as_result`` (asked for by the Jupyter kernel): the value goes out as
+    one display marked ``execute_result`` (its text/plain included) and
+    nothing is printed, as IPython's ``Out[n]``."""
     if value is None:
+        return
+    if as_result:
+        # Taken first: a failing __repr__ is the Cell's error, as on stdout.
+        text = repr(value)
+        data, metadata = display.format_bundle(value, text_plain=text)
+        display.publish(data, metadata, execute_result=True)
         return
     # print(): two writes, as the seed's single-expression echo always did.
     print(repr(value))

@@ -77,7 +77,7 @@ class HostChannel:
                 raise RuntimeError("host channel closed during host_call")
             try:
                 frame = _decode(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 frame = None
             if self._is_main_loop_request(frame):
                 # A thread a Cell left running waited across the end of its

@@ -74,7 +74,7 @@ class InputChannel:
                     raise EOFError("the host closed the kernel while waiting for input")
                 try:
                     reply = _decode(line)
-                except ValueError:
+                except (ValueError, RecursionError):
                     reply = None
                 if isinstance(reply, dict) and reply.get("type") in _REQUESTS:
                     # Only a thread outliving its Cell sees the next request.

@@ -282,7 +282,9 @@ class _Session:
                 continue
             try:
                 request = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
+                # RecursionError: a line nested deeper than json's C stack
+                # allows is malformed input, not the end of the worker.
                 _write_frame(_INVALID_JSON_RESPONSE)
                 continue
             if not isinstance(request, dict):
@@ -295,7 +297,12 @@ class _Session:
                 cell_id = "unknown" if cell_id is None else cell_id
                 code = request.get("code", "")
                 try:
-                    response = self.run_cell(code, cell_id, request.get("origin", "agent"))
+                    response = self.run_cell(
+                        code,
+                        cell_id,
+                        request.get("origin", "agent"),
+                        as_result=request.get("last_value") == "result",
+                    )
                     _write_line(_response_line(response))
                 finally:
                     # After the response, so the host has the result before
@@ -383,7 +390,7 @@ class _Session:
             frame["error"] = f"{kind} failed: {type(exc).__name__}"
         return frame
 
-    def run_cell(self, code, cell_id, origin):
+    def run_cell(self, code, cell_id, origin, as_result=False):
         tag = self._register_source(code)
         self.cell_id, self.origin = cell_id, origin
         display.begin_cell(cell_id, _emit_frame)
@@ -413,7 +420,7 @@ class _Session:
         sidecar_frames = self.sidecars.frames_sent
         failure = None
         try:
-            self._execute(code, tag, saved)
+            self._execute(code, tag, saved, as_result)
         except BaseException as exc:
             failure = exc
         if native is not None:
@@ -435,7 +442,7 @@ class _Session:
         self._complete_cell(response, sidecar_frames)
         return response
 
-    def _execute(self, code, tag, saved):
+    def _execute(self, code, tag, saved, as_result):
         try:
             try:
                 statements, shown = _compile_cell(code, tag)
@@ -446,7 +453,8 @@ class _Session:
                         exec(statements, self.namespace)
                     if shown is not None:
                         # Still user code: a slow __repr__ stays interruptible.
-                        displayhook.show_result(eval(shown, self.namespace))
+                        value = eval(shown, self.namespace)
+                        displayhook.show_result(value, as_result=as_result)
                 except KeyboardInterrupt:
                     figures.cell_ended(show=False)
                     raise
@@ -627,7 +635,7 @@ def _handshake(cell_identity):
         return None
     try:
         frame = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(frame, dict):
         frame = {}

@@ -3,10 +3,13 @@
 // into a bounded tail so a noisy child never blocks.
 #include "proc/supervisor.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <future>
 #include <set>
 #include <thread>
@@ -166,6 +169,78 @@ TEST(SupervisorTest, ConcurrentSpawnsEachGetTheirOwnTail) {
   for (auto& result : results) {
     auto [expected, seen] = result.get();
     EXPECT_EQ(seen, expected);
+  }
+}
+
+// Records whether the supervisor ever ended the watch on its own.
+class ClosedFlag final : public DrainTarget {
+ public:
+  void append(std::string_view) override {}
+  void mark_closed() override { closed = true; }
+  std::atomic<bool> closed{false};
+};
+
+void wait_for_supervisor_round() {
+  std::promise<void> reached;
+  auto future = reached.get_future();
+  ProcessSupervisor::instance().post([&] { reached.set_value(); });
+  future.wait();
+}
+
+TEST(SupervisorTest, AnEventForAnUnwatchedDescriptorNeverDrainsItsSuccessor) {
+  // The R kernel's sink fifos: the host opens each cell's read end before the
+  // writer exists, when read() says end of stream. An epoll event already
+  // returned for the previous cell's descriptor, drained after unwatch() and
+  // the reuse of its number, used to mark the new fifo closed, and R's
+  // blocking open for writing then waited forever.
+  auto& supervisor = ProcessSupervisor::instance();
+  for (int round = 0; round < 20; ++round) {
+    int ends[2];
+    ASSERT_EQ(::pipe2(ends, O_CLOEXEC), 0);
+    UniqueFd old_read(ends[0]);
+    UniqueFd old_write(ends[1]);
+    const int reused_number = old_read.get();
+    std::uint64_t old_token = supervisor.watch(std::move(old_read), std::make_shared<ClosedFlag>());
+
+    // With the thread held: a task (the wakeup) becomes ready, then the old
+    // pipe's end of stream, so the next epoll_wait returns both, wakeup first.
+    std::promise<void> second_released;
+    std::promise<void> second_running;
+    {
+      std::promise<void> first_released;
+      std::promise<void> first_running;
+      supervisor.post([&] {
+        first_running.set_value();
+        first_released.get_future().wait();
+      });
+      first_running.get_future().wait();
+      supervisor.post([&] {
+        second_running.set_value();
+        second_released.get_future().wait();
+      });
+      old_write.reset();
+      first_released.set_value();
+    }
+    // The supervisor now holds the old pipe's event and sits in the second
+    // task: end the watch, and give its number to a fifo with no writer yet.
+    second_running.get_future().wait();
+    UniqueFd returned = supervisor.unwatch(old_token);
+    returned.reset();
+    TempDir dir;
+    std::string fifo = dir.path() + "/sink.fifo";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    UniqueFd fresh(::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    ASSERT_TRUE(fresh);
+    if (fresh.get() != reused_number) {  // another thread took the number
+      second_released.set_value();
+      continue;
+    }
+    auto flag = std::make_shared<ClosedFlag>();
+    std::uint64_t fresh_token = supervisor.watch(std::move(fresh), flag);
+    second_released.set_value();
+    wait_for_supervisor_round();
+    EXPECT_FALSE(flag->closed) << "round " << round;
+    supervisor.unwatch(fresh_token);
   }
 }
 

@@ -12,7 +12,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[3]
 KERNEL_BINARY = REPO / "build" / "release" / "apps" / "jupyter_kernel" / "openai4s-jupyter-kernel"
 KERNEL_NAME = "openai4s-python"
-WORKER_HAS_DISPLAYHOOK = (REPO / "python" / "openai4s" / "kernel" / "displayhook.py").exists()
+R_KERNEL_NAME = "openai4s-r"
 
 
 def kernel_missing_reason():
@@ -36,7 +36,7 @@ class KernelEnvironment:
     """A temp root holding prefix/ (the kernelspec), data/ (the store) and
     workspace/ (the kernel's cwd); `environ()` is what clients need."""
 
-    def __init__(self, sandbox_mode=None):
+    def __init__(self, sandbox_mode=None, lang="python"):
         self._tmp = tempfile.TemporaryDirectory(prefix="o4s-jupyter-")
         root = Path(self._tmp.name)
         self.prefix = root / "prefix"
@@ -44,7 +44,16 @@ class KernelEnvironment:
         self.workspace = root / "workspace"
         self.workspace.mkdir()
         self.sandbox_mode = sandbox_mode
-        run_cli("install", "--prefix", str(self.prefix), "--executable", str(KERNEL_BINARY))
+        self.kernel_name = R_KERNEL_NAME if lang == "r" else KERNEL_NAME
+        run_cli(
+            "install",
+            "--prefix",
+            str(self.prefix),
+            "--executable",
+            str(KERNEL_BINARY),
+            "--lang",
+            lang,
+        )
 
     def environ(self):
         env = dict(os.environ)

@@ -5,15 +5,15 @@ import time
 
 from jupyter_client.manager import start_new_kernel
 
-from jupyter_support import KERNEL_NAME
-
 
 class RunningKernel:
     def __init__(self, environment):
         self.environment = environment
         with environment.applied():
             self.km, self.kc = start_new_kernel(
-                kernel_name=KERNEL_NAME, cwd=str(environment.workspace), startup_timeout=60
+                kernel_name=environment.kernel_name,
+                cwd=str(environment.workspace),
+                startup_timeout=60,
             )
 
     @property

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from jupyter_support import KERNEL_NAME, WORKER_HAS_DISPLAYHOOK
+from jupyter_support import KERNEL_NAME
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -60,11 +60,6 @@ def test_nbclient_runs_a_numpy_cell_and_keeps_an_error_cell(environment):
     assert [c.execution_count for c in nb.cells] == [1, 2, 3]
 
 
-@pytest.mark.xfail(
-    not WORKER_HAS_DISPLAYHOOK,
-    reason="needs the worker's display frames for matplotlib figures (issue 12b)",
-    strict=False,
-)
 def test_nbclient_keeps_a_matplotlib_png(environment):
     nb = _run(
         environment,

@@ -9,7 +9,6 @@ from jupyter_client.manager import start_new_kernel
 
 from jupyter_support import (
     KERNEL_NAME,
-    WORKER_HAS_DISPLAYHOOK,
     KernelEnvironment,
     bubblewrap_unavailable_reason,
     kernel_missing_reason,
@@ -19,18 +18,6 @@ jupyter_kernel_test = pytest.importorskip("jupyter_kernel_test")
 
 pytestmark = pytest.mark.skipif(
     kernel_missing_reason() is not None, reason=str(kernel_missing_reason())
-)
-
-_NEEDS_DISPLAY = (
-    "the worker does not yet send the cell's last value / display() / clear_output as "
-    "display frames (contracts.md; issues 12a/12b)"
-)
-_NO_EXECUTE_RESULT = (
-    "the worker shows a cell's last value as text on stdout (a stream message); it does not "
-    "yet mark it as the cell's execute_result for the Jupyter kernel"
-)
-_NEEDS_COMPLETE = (
-    "the worker does not yet answer complete/inspect requests (contracts.md; issue 12b)"
 )
 
 
@@ -94,25 +81,43 @@ class OpenAI4SKernelTests(jupyter_kernel_test.KernelTests):
         if self.sandbox_mode == "enforce":
             self.assertIn("enforced", content["banner"])
 
-    @pytest.mark.xfail(reason=_NO_EXECUTE_RESULT, strict=False)
-    def test_execute_result(self):
-        super().test_execute_result()
+    def test_a_rich_last_value_is_the_execute_result_with_its_mime_types(self):
+        self.flush_channels()
+        code = (
+            "class Shown:\n"
+            "    def _repr_html_(self): return '<i>shown</i>'\n"
+            "    def __repr__(self): return 'Shown()'\n"
+            "Shown()"
+        )
+        reply, output_msgs = self.execute_helper(code=code)
+        self.assertEqual(reply["content"]["status"], "ok")
+        results = [m for m in output_msgs if m["msg_type"] == "execute_result"]
+        self.assertEqual(len(results), 1, [m["msg_type"] for m in output_msgs])
+        data = results[0]["content"]["data"]
+        self.assertEqual(data["text/html"], "<i>shown</i>")
+        self.assertEqual(data["text/plain"], "Shown()")
+        self.assertEqual(
+            results[0]["content"]["execution_count"], reply["content"]["execution_count"]
+        )
+        # Shown once: not also as stdout text or as a display_data.
+        kinds = [m["msg_type"] for m in output_msgs]
+        self.assertNotIn("display_data", kinds)
+        self.assertFalse([m for m in output_msgs if m["msg_type"] == "stream"], kinds)
 
-    @pytest.mark.xfail(not WORKER_HAS_DISPLAYHOOK, reason=_NEEDS_DISPLAY, strict=False)
-    def test_display_data(self):
-        super().test_display_data()
+    def test_a_trailing_semicolon_and_none_show_no_result(self):
+        for code in ("1 + 1;", "None", "x = 5"):
+            self.flush_channels()
+            reply, output_msgs = self.execute_helper(code=code)
+            self.assertEqual(reply["content"]["status"], "ok")
+            self.assertEqual([m["msg_type"] for m in output_msgs], [], code)
 
-    @pytest.mark.xfail(not WORKER_HAS_DISPLAYHOOK, reason=_NEEDS_DISPLAY, strict=False)
-    def test_clear_output(self):
-        super().test_clear_output()
-
-    @pytest.mark.xfail(reason=_NEEDS_COMPLETE, strict=False)
-    def test_completion(self):
-        super().test_completion()
-
-    @pytest.mark.xfail(reason=_NEEDS_COMPLETE, strict=False)
-    def test_inspect(self):
-        super().test_inspect()
+    def test_a_failing_repr_of_the_last_value_is_the_cell_s_error(self):
+        self.flush_channels()
+        code = "class Bad:\n    def __repr__(self): raise RuntimeError('no repr')\nBad()"
+        reply, output_msgs = self.execute_helper(code=code)
+        self.assertEqual(reply["content"]["status"], "error")
+        self.assertEqual(reply["content"]["ename"], "RuntimeError")
+        self.assertNotIn("execute_result", [m["msg_type"] for m in output_msgs])
 
 
 class TestEnforcedSandbox(OpenAI4SKernelTests):
