@@ -1,10 +1,12 @@
 // openai4s-jupyter-kernel: flags -> settings -> a xeus kernel over the C++
 // kernel manager. Started by a Jupyter client from the `openai4s-python`
 // kernelspec (`openai4s jupyter install`) with -f <connection file>.
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -21,6 +23,7 @@
 #include "jupyter/history.h"
 #include "jupyter/interpreter.h"
 #include "jupyter/interrupting_server.h"
+#include "proc/signals.h"
 
 namespace fs = std::filesystem;
 
@@ -141,6 +144,35 @@ void watch_signals(const sigset_t& set, o4s::jupyter::Interpreter* interpreter) 
   }
 }
 
+// A kernel started by a Jupyter client (jupyter_client sets JPY_PARENT_PID)
+// ends with that client, as ipykernel does: a notebook server or console
+// killed with SIGKILL must not leave the kernel and its worker running with
+// no one to stop them.
+void stop_with_parent(o4s::jupyter::Interpreter* interpreter) {
+  const char* named = std::getenv("JPY_PARENT_PID");
+  if (named == nullptr || *named == '\0') return;
+  char* end = nullptr;
+  long parent = std::strtol(named, &end, 10);
+  if (*end != '\0' || parent <= 1 || parent != static_cast<long>(getppid())) return;
+  auto pidfd = o4s::proc::open_pidfd(static_cast<pid_t>(parent));
+  if (!pidfd) return;
+  // Checked again after the open: a parent that died before it would give
+  // a pidfd of a recycled pid, or none.
+  if (getppid() != static_cast<pid_t>(parent)) {
+    interpreter->stop_worker();
+    std::_Exit(0);
+  }
+  std::thread([fd = std::move(pidfd.value()), interpreter] {
+    pollfd waiting{fd.get(), POLLIN, 0};
+    for (;;) {
+      if (::poll(&waiting, 1, -1) > 0) break;  // readable: the parent exited
+      if (errno != EINTR) return;              // cannot watch: keep running
+    }
+    interpreter->stop_worker();
+    std::_Exit(0);
+  }).detach();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -168,6 +200,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<o4s::jupyter::Interpreter> interpreter = std::move(created.value());
   o4s::jupyter::Interpreter* raw = interpreter.get();
   std::thread(watch_signals, set, raw).detach();
+  stop_with_parent(raw);
   o4s::jupyter::set_interrupt_handler([raw] { raw->interrupt(); });
 
   xeus::xconfiguration config = xeus::load_configuration(flags.connection_file);

@@ -1,6 +1,10 @@
 #include "jupyter/interrupting_server.h"
 
+#include <cstdio>
+#include <optional>
 #include <xeus/xserver_control_main.hpp>
+
+#include "jupyter/request_check.h"
 
 namespace o4s::jupyter {
 
@@ -18,18 +22,43 @@ InterruptingServer::InterruptingServer(std::unique_ptr<xeus::xserver> inner,
     : inner_(std::move(inner)), on_interrupt_(std::move(on_interrupt)) {
   // The inner server's threads call these; they forward to the listeners
   // xkernel registers on this object (registered later, before start).
-  inner_->register_shell_listener(
-      [this](xeus::xmessage m) { notify_shell_listener(std::move(m)); });
+  inner_->register_shell_listener([this](xeus::xmessage m) {
+    if (!rejected(m, xeus::channel::SHELL)) notify_shell_listener(std::move(m));
+  });
   inner_->register_stdin_listener(
       [this](xeus::xmessage m) { notify_stdin_listener(std::move(m)); });
   inner_->register_internal_listener(
       [this](nl::json m) { return notify_internal_listener(std::move(m)); });
   inner_->register_control_listener([this](xeus::xmessage m) {
+    if (rejected(m, xeus::channel::CONTROL)) return;
     // Delivered before xeus replies, so the cell is already being stopped
     // when the client sees interrupt_reply.
     if (on_interrupt_ && m.header().value("msg_type", "") == "interrupt_request") on_interrupt_();
     notify_control_listener(std::move(m));
   });
+}
+
+bool InterruptingServer::rejected(const xeus::xmessage& request, xeus::channel channel) {
+  const std::string type = request.header().value("msg_type", "");
+  std::optional<std::string> problem = request_problem(type, request.content());
+  if (!problem) return false;
+  // Logged as well: the kernel's stderr is where a client's operator looks.
+  std::fprintf(stderr, "openai4s-jupyter-kernel: rejected a malformed %s: %s\n", type.c_str(),
+               problem->c_str());
+  const std::string reply_type =
+      type.size() > 8 && type.compare(type.size() - 8, 8, "_request") == 0
+          ? type.substr(0, type.size() - 8) + "_reply"
+          : type + "_reply";
+  // busy, the reply, idle: what a client waiting on iopub for idle expects.
+  inner_->publish(status_for(request, "busy"), channel);
+  xeus::xmessage reply = reply_to(request, reply_type, bad_request_content(*problem));
+  if (channel == xeus::channel::SHELL) {
+    inner_->send_shell(std::move(reply));
+  } else {
+    inner_->send_control(std::move(reply));
+  }
+  inner_->publish(status_for(request, "idle"), channel);
+  return true;
 }
 
 xeus::xcontrol_messenger& InterruptingServer::get_control_messenger_impl() {

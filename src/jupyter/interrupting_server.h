@@ -18,6 +18,10 @@ class InterruptingServer : public xeus::xserver {
   InterruptingServer(std::unique_ptr<xeus::xserver> inner, std::function<void()> on_interrupt);
 
  private:
+  // Answers a malformed request with an error reply (see request_check.h);
+  // true when it did, and the request then goes no further.
+  bool rejected(const xeus::xmessage& request, xeus::channel channel);
+
   xeus::xcontrol_messenger& get_control_messenger_impl() override;
   void send_shell_impl(xeus::xmessage message) override;
   void send_control_impl(xeus::xmessage message) override;

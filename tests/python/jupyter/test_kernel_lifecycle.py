@@ -5,6 +5,8 @@ C++ dispatcher, and is_complete."""
 import os
 import signal
 import sqlite3
+import subprocess
+import sys
 import time
 
 import pytest
@@ -196,3 +198,41 @@ def test_the_store_may_not_live_in_the_workspace(environment, tmp_path):
     )
     assert proc.returncode == 2
     assert "inside the workspace" in proc.stderr
+
+
+_CLIENT_THAT_DIES = """
+import sys, time
+from jupyter_client.manager import start_new_kernel
+km, kc = start_new_kernel(kernel_name=sys.argv[1], cwd=sys.argv[2], startup_timeout=60)
+kc.execute_interactive("print(1)", timeout=60, output_hook=lambda msg: None)
+print(km.provisioner.process.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_killed_client_leaves_no_kernel_behind(environment):
+    # The notebook server or console that started the kernel is SIGKILLed
+    # (no shutdown_request ever comes): the kernel and its worker end too.
+    client = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            _CLIENT_THAT_DIES,
+            environment.kernel_name,
+            str(environment.workspace),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=environment.environ(),
+    )
+    try:
+        pid = int(client.stdout.readline())
+        family = descendants(pid)
+        assert family, "the kernel should have a worker process"
+    finally:
+        client.kill()
+        client.wait()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(_alive(p) for p in [pid, *family]):
+        time.sleep(0.1)
+    assert not [p for p in [pid, *family] if _alive(p)]
