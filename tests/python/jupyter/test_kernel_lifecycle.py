@@ -236,3 +236,17 @@ def test_a_killed_client_leaves_no_kernel_behind(environment):
     while time.monotonic() < deadline and any(_alive(p) for p in [pid, *family]):
         time.sleep(0.1)
     assert not [p for p in [pid, *family] if _alive(p)]
+
+
+def test_a_second_client_of_the_same_manager_gets_its_replies(kernel):
+    # KernelManager.client() reuses the manager's session, so the second
+    # client's sockets carry the first one's identity; the kernel must
+    # answer the newest connection (ROUTER handover), as ipykernel does.
+    second = kernel.km.client()
+    second.start_channels()
+    try:
+        assert second.kernel_info(reply=True, timeout=30)["content"]["status"] == "ok"
+        reply = second.execute_interactive("print('from the second')", timeout=60)
+        assert reply["content"]["status"] == "ok"
+    finally:
+        second.stop_channels()
