@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from openai4s import _core
-from openai4s.kernel import channel, host_rpc, protocol
+from openai4s.kernel.runtime import channel, host_rpc, protocol
 from openai4s.kernel.worker import _INVALID_JSON_RESPONSE
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -32,7 +32,7 @@ import json
 import signal
 import threading
 
-from openai4s.kernel import (
+from openai4s.kernel.runtime import (
     channel,
     code_completeness,
     display,
@@ -41,15 +41,15 @@ from openai4s.kernel import (
     inspector,
     protocol,
 )
-from openai4s.kernel.capture import BoundedBuffer, StreamingStdout, cap_text
-from openai4s.kernel.files_read import ReadObserver, _workspace_relative_read_path
-from openai4s.kernel.guards import CellGuards
-from openai4s.kernel.host_rpc import HostChannel
-from openai4s.kernel.spill import SpillFile
-from openai4s.kernel.stdin_channel import InputChannel
-from openai4s.kernel.stdin_channel import install as install_input
-from openai4s.kernel.tracebacks import cell_location, format_bounded, skip_frames_of
-from openai4s.kernel.usage import CellClock
+from openai4s.kernel.runtime.capture import BoundedBuffer, StreamingStdout, cap_text
+from openai4s.kernel.runtime.files_read import ReadObserver, _workspace_relative_read_path
+from openai4s.kernel.runtime.guards import CellGuards
+from openai4s.kernel.runtime.host_rpc import HostChannel
+from openai4s.kernel.runtime.spill import SpillFile
+from openai4s.kernel.runtime.stdin_channel import InputChannel
+from openai4s.kernel.runtime.stdin_channel import install as install_input
+from openai4s.kernel.runtime.tracebacks import cell_location, format_bounded, skip_frames_of
+from openai4s.kernel.runtime.usage import CellClock
 
 __all__ = ["main", "_workspace_relative_read_path"]
 
@@ -372,7 +372,7 @@ class _Session:
 
     def code_help(self, kind, request):
         """Answer a complete / inspect request; never runs user code."""
-        from openai4s.kernel import completion
+        from openai4s.kernel.runtime import completion
 
         frame = {"type": kind + "_reply", "id": request.get("id")}
         code, cursor = request.get("code"), request.get("cursor")
@@ -519,7 +519,7 @@ class _Session:
             pass
         legacy = self._new_legacy_events()
         if legacy and self.sidecars.frames_sent == sidecar_frames_before:
-            from openai4s.kernel.sidecars import legacy_events
+            from openai4s.kernel.runtime.sidecars import legacy_events
 
             response["skill_sidecar_loads"] = legacy_events(legacy)
         self.cell_id = None
@@ -564,7 +564,7 @@ class _Session:
                 self.namespace["openai4s"] = facade
         if self._provenance is None:
             try:
-                from openai4s.kernel import audit, provenance
+                from openai4s.kernel.runtime import audit, provenance
 
                 provenance.install(self.host.call)
                 # Our audit hook reports every chdir, so provenance may cache
@@ -648,7 +648,7 @@ def _handshake(cell_identity):
     if key is None:
         return _refuse(init_id, "invalid manager attestation handshake")
     try:
-        from openai4s.kernel import audit, sidecars
+        from openai4s.kernel.runtime import audit, sidecars
     except Exception as exc:
         _log(f"audit hook unavailable: {exc}")
         return _refuse(init_id, "invalid manager attestation handshake")
@@ -679,7 +679,7 @@ def main():
     figures.install()
     channel.setup_local()
     try:
-        from openai4s.kernel.interrupt_relay import InterruptRelay
+        from openai4s.kernel.runtime.interrupt_relay import InterruptRelay
 
         InterruptRelay(lambda: _sigint_handled[0], lambda: _armed_cell[0])
     except Exception as exc:  # interrupts still work, minus the gap fix
@@ -703,14 +703,14 @@ def _start_native_output():
     """fd 1/2 capture for Cells, and faulthandler on the worker's own
     stderr, so a crash inside a Cell still reaches the host's tail."""
     try:
-        from openai4s.kernel.native_output import NativeOutput
+        from openai4s.kernel.runtime.native_output import NativeOutput
 
         native = NativeOutput()
     except Exception as exc:
         _log(f"native output capture unavailable: {exc}")
         return None
     try:
-        from openai4s.kernel import audit
+        from openai4s.kernel.runtime import audit
 
         audit.native_output_listeners.append(native.expect)
     except Exception:

@@ -8,7 +8,7 @@ import pathlib
 
 import pytest
 
-from openai4s.kernel import provenance, provenance_files
+from openai4s.kernel.runtime import provenance, provenance_files
 
 fast_open_module = pytest.importorskip(
     "openai4s.kernel._fast_open", reason="the worker extension is built by `make setup`"

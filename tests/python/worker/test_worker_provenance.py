@@ -8,7 +8,7 @@ import pytest
 
 from worker_harness import echo_dispatcher, worker_env
 
-from openai4s.kernel import provenance
+from openai4s.kernel.runtime import provenance
 
 needs_matplotlib = pytest.mark.skipif(
     importlib.util.find_spec("matplotlib") is None, reason="matplotlib is not installed"

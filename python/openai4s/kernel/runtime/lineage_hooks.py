@@ -14,7 +14,7 @@ import functools
 import os
 import sys
 
-from openai4s.kernel import provenance
+from openai4s.kernel.runtime import provenance
 
 _WRAPPED = "_openai4s_wrapped"
 _READER_SOURCE_KEYWORDS = ("filepath_or_buffer", "path", "file", "path_or_buf", "io")

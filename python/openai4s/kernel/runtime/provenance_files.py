@@ -14,7 +14,7 @@ file is closed. Between Cells everything gets the plain builtin.
 import io
 import os
 
-from openai4s.kernel import provenance
+from openai4s.kernel.runtime import provenance
 
 _READ_MODES = frozenset({"r", "rt", "tr", "rb", "br"})
 _TaggedStr = provenance._TaggedStr
