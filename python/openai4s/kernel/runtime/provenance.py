@@ -15,280 +15,58 @@ it was read is dropped rather than attributed to a version it was not.
 
 Only opens made by Cell code (a frame compiled from ``<kernel:N>``) are
 tagged (see ``provenance_files``); libraries keep the plain builtin.
+
+The modules form a DAG: ``provenance_tags`` (the store) is the leaf;
+``provenance_files`` (the ``open`` wrapper) and ``lineage_hooks``
+(numpy/pandas/matplotlib) use it; this module installs both and is the
+API Cells import (``openai4s.kernel.provenance`` is this module).
 """
 
 import builtins
 import json
 import os
-import sys
+
+from openai4s.kernel.runtime import lineage_hooks, provenance_files
+from openai4s.kernel.runtime.provenance_tags import (  # noqa: F401  (the API)
+    TaggedBytes,
+    TaggedStr,
+    current_cwd,
+    cwd_changed,
+    get_tags,
+    is_off,
+    merge_tags,
+    propagate,
+    record_write,
+    set_cell_id,
+    set_tags,
+    state,
+    tag_read_result,
+    track_cwd,
+)
 
 PROVENANCE_VERSION = "1"
-_ATTR = "_openai4s_src"
-_SIDE_MAX_ENTRIES = 2048
-_SIDE_MAX_BYTES = 64 * 1024 * 1024
-_EMPTY = frozenset()
 
-
-class _State:
-    host_call = None
-    cell_id = None
-    root = None
-    installed = False
-    real_open = None
-    real_loads = None
-    resolved = {}
-
-
-_state = _State()
-_side = {}  # id(obj) -> (obj, tags, approximate bytes)
-_side_bytes = [0]
-
-
-def _off_check():
-    name = "OPENAI4S_PROVENANCE_OFF"
-    data = getattr(os.environ, "_data", None)
-    if isinstance(data, dict):
-        key, on = os.environ.encodekey(name), os.environ.encodevalue("1")
-        # The raw mapping: read on every wrapped call, where os.environ.get
-        # (encode, look up, decode) would be a measurable share of an open().
-        return lambda: data.get(key) == on
-    return lambda: os.environ.get(name) == "1"
-
-
-_off = _off_check()
-
-# The working directory, cached while the worker's audit hook reports every
-# os.chdir/os.fchdir (see track_cwd); one getcwd() per open was a measurable
-# share of reading a small file. A stale value could only make a relative
-# read resolve to another file, which the inode/mtime/size check then drops.
-_cwd = [None]
-_cwd_tracked = [False]
-# Whether a Cell is running: the open() wrapper's first, cheapest test.
-_cell_active = [False]
-
-
-def track_cwd() -> None:
-    """Called once the caller guarantees cwd_changed() on every chdir."""
-    _cwd[0] = None
-    _cwd_tracked[0] = True
-
-
-def cwd_changed(*_args) -> None:
-    _cwd[0] = None
-
-
-def current_cwd() -> str:
-    if not _cwd_tracked[0]:
-        return os.getcwd()
-    cwd = _cwd[0]
-    if cwd is None:
-        cwd = _cwd[0] = os.getcwd()
-    return cwd
-
-
-class _TaggedStr(str):
-    __slots__ = (_ATTR,)
-
-
-class _TaggedBytes(bytes):
-    # bytes is variable-size: no non-empty __slots__, so the tag lives in
-    # the instance __dict__.
-    pass
-
-
-def _approx_size(obj) -> int:
-    nbytes = getattr(type(obj), "nbytes", None)
-    try:
-        if nbytes is not None:
-            return int(obj.nbytes)
-        return sys.getsizeof(obj)
-    except Exception:
-        return 0
-
-
-def _side_store(obj, tags) -> None:
-    key = id(obj)
-    old = _side.pop(key, None)
-    if old is not None:
-        _side_bytes[0] -= old[2]
-    size = _approx_size(obj)
-    _side[key] = (obj, tags, size)
-    _side_bytes[0] += size
-    while _side and (len(_side) > _SIDE_MAX_ENTRIES or _side_bytes[0] > _SIDE_MAX_BYTES):
-        oldest = next(iter(_side))
-        _side_bytes[0] -= _side.pop(oldest)[2]
-
-
-def _store(obj, tags) -> None:
-    try:
-        object.__setattr__(obj, _ATTR, tags)
-    except (AttributeError, TypeError):
-        _side_store(obj, tags)
-
-
-def _as_set(tags) -> frozenset:
-    # A file and what was read from it hold their one pending source bare:
-    # building a frozenset per read was a measurable share of a small read.
-    if type(tags) is frozenset:
-        return tags
-    if type(tags) is tuple:
-        return frozenset((tags,))
-    return _EMPTY
-
-
-def _raw_tags(obj) -> frozenset:
-    """Tags as stored: version ids and unresolved pending sources."""
-    cls = type(obj)
-    if cls is _TaggedStr or cls is _TaggedBytes:
-        return _as_set(obj._openai4s_src)
-    if cls is not str and cls is not bytes:
-        try:
-            tags = object.__getattribute__(obj, _ATTR)
-        except Exception:
-            tags = None
-        if tags is not None:
-            return _as_set(tags)
-    if _side:
-        entry = _side.get(id(obj))
-        # ids are reused as soon as an object dies: check it is the same one.
-        if entry is not None and entry[0] is obj:
-            return entry[1]
-    return _EMPTY
-
-
-def _pending_source(path):
-    """A not-yet-resolved source: where the file is and what it holds now."""
-    raw = os.fsdecode(os.fspath(path))
-    status = os.stat(raw)
-    cwd = "" if os.path.isabs(raw) else current_cwd()
-    return ("file", raw, cwd, status.st_ino, status.st_mtime_ns, status.st_size)
-
-
-def _resolve(source):
-    if isinstance(source, str):
-        return source
-    _kind, raw, cwd, ino, mtime, size = source
-    path = os.path.realpath(os.path.join(cwd, raw) if cwd else raw)
-    try:
-        status = os.stat(path)
-    except OSError:
-        return None
-    if (status.st_ino, status.st_mtime_ns, status.st_size) != (ino, mtime, size):
-        return None
-    key = (path, ino, mtime, size)
-    if key not in _state.resolved:
-        version = None
-        host_call = _state.host_call
-        if host_call is not None:
-            try:
-                version = host_call("prov_resolve_path", [path])
-            except Exception:
-                version = None
-        _state.resolved[key] = version if isinstance(version, str) and version else None
-    return _state.resolved[key]
-
-
-def _resolved(tags) -> frozenset:
-    out = set()
-    for source in tags:
-        version = _resolve(source)
-        if version is not None:
-            out.add(version)
-    return frozenset(out)
-
-
-def get_tags(obj) -> frozenset:
-    """Version ids ``obj`` was derived from (resolving pending reads)."""
-    try:
-        return _resolved(_raw_tags(obj))
-    except Exception:
-        return _EMPTY
-
-
-def set_tags(obj, tags):
-    """Tag ``obj`` with version ids; returns ``obj``. Empty tags are a no-op."""
-    tags = frozenset(tags or ())
-    if tags:
-        _store(obj, tags)
-    return obj
-
-
-def merge_tags(*objs) -> frozenset:
-    merged = set()
-    for obj in objs:
-        merged |= get_tags(obj)
-    return frozenset(merged)
-
-
-def _propagate(result, *sources):
-    """Give ``result`` the union of its sources' stored tags, unresolved."""
-    tags = _EMPTY
-    for source in sources:
-        tags = tags | _raw_tags(source)
-    if tags:
-        try:
-            _store(result, tags)
-        except Exception:
-            pass
-    return result
-
-
-def set_cell_id(cell_id) -> None:
-    """The Cell now running (None between Cells, when nothing is tagged)."""
-    _state.cell_id = cell_id
-    _cell_active[0] = cell_id is not None
-
-
-def _canonical_path(path):
-    raw = os.fsdecode(os.fspath(path))
-    absolute = os.path.realpath(raw)
-    root = os.path.abspath(_state.root or os.getcwd())
-    display = os.path.relpath(os.path.abspath(raw), root)
-    if display == "." or display == ".." or display.startswith(".." + os.sep):
-        display = os.path.basename(absolute)
-    return absolute, display
-
-
-def record_write(path, tags) -> None:
-    """Tell the host that ``path`` was written from ``tags`` (never raises)."""
-    try:
-        host_call = _state.host_call
-        if host_call is None or _off():
-            return
-        versions = _resolved(tags)
-        if not versions:
-            return
-        absolute, display = _canonical_path(path)
-        record = {
-            "path": absolute,
-            "filename": display,
-            "input_version_ids": sorted(versions),
-            "producing_cell_id": _state.cell_id,
-        }
-        host_call("prov_record", [record])
-    except Exception:
-        return
-
-
-def tag_read_result(result, path_or_buf):
-    """Tag what a reader returned from a path or a proxied file."""
-    try:
-        if _off():
-            return result
-        if _raw_tags(path_or_buf):
-            return _propagate(result, path_or_buf)
-        if isinstance(path_or_buf, (str, bytes, os.PathLike)):
-            _store(result, frozenset((_pending_source(path_or_buf),)))
-    except Exception:
-        pass
-    return result
+__all__ = [
+    "PROVENANCE_VERSION",
+    "get_tags",
+    "set_tags",
+    "merge_tags",
+    "record_write",
+    "tag_read_result",
+    "set_cell_id",
+    "track_cwd",
+    "cwd_changed",
+    "current_cwd",
+    "install",
+    "uninstall",
+]
 
 
 def _make_loads(real_loads):
     def loads(s, *args, **kwargs):
         result = real_loads(s, *args, **kwargs)
-        if type(s) is _TaggedStr or type(s) is _TaggedBytes:
-            _propagate(result, s)
+        if type(s) is TaggedStr or type(s) is TaggedBytes:
+            propagate(result, s)
         return result
 
     loads.__doc__ = real_loads.__doc__
@@ -298,35 +76,25 @@ def _make_loads(real_loads):
 
 def install(host_call) -> None:
     """Install the hooks once; every call updates the RPC callable."""
-    _state.host_call = host_call
-    if _state.installed:
+    state.host_call = host_call
+    if state.installed:
         return
-    _state.root = os.getcwd()
-    _state.real_open = builtins.open
-    _state.real_loads = json.loads
-    from openai4s.kernel.runtime import lineage_hooks, provenance_files
-
-    builtins.open = provenance_files.make_open(builtins.open, _off)
+    state.root = os.getcwd()
+    state.real_open = builtins.open
+    state.real_loads = json.loads
+    builtins.open = provenance_files.make_open(builtins.open, is_off)
     json.loads = _make_loads(json.loads)
 
     lineage_hooks.install()
-    _state.installed = True
+    state.installed = True
 
 
 def uninstall() -> None:
-    if not _state.installed:
+    if not state.installed:
         return
-    builtins.open = _state.real_open
-    json.loads = _state.real_loads
-    from openai4s.kernel.runtime import lineage_hooks
-
+    builtins.open = state.real_open
+    json.loads = state.real_loads
     lineage_hooks.uninstall()
-    _state.installed = False
-    _state.host_call = None
-    _state.resolved = {}
-
-
-# A handful of names other worker modules use without reaching into privates.
-raw_tags = _raw_tags
-propagate = _propagate
-is_off = _off
+    state.installed = False
+    state.host_call = None
+    state.resolved = {}
