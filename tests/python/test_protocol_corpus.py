@@ -25,7 +25,7 @@ import pytest
 
 from openai4s import _core
 from openai4s.kernel.runtime import channel, host_rpc, protocol
-from openai4s.kernel.worker import _INVALID_JSON_RESPONSE
+from openai4s.kernel.runtime.session import _INVALID_JSON_RESPONSE
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "protocol" / "frames.jsonl"
