@@ -93,7 +93,7 @@ def worker_line(data: bytes) -> str:
 
 def worker_reads(data: bytes):
     """(outcome, value) for one line as the worker's main loop classifies it
-    (worker.py _Session.serve); host_rpc's decoder must agree with it."""
+    (runtime/session.py Session.serve); host_rpc's decoder must agree with it."""
     line = worker_line(data)
     if not line.strip():
         return "blank", None
