@@ -220,12 +220,18 @@ def _interrupt_from_caller():
 
 class _Wire:
     """The frame writer and SIGINT discipline, as the runtime's session and
-    cell machinery reach them. Each method looks this module's function up
-    when called, as a direct call here would, so a replaced one (tests
-    monkeypatch them) is the one used; the state cells are shared objects."""
+    cell machinery reach them. What this module used to hand over as a value
+    is handed over as it is (each looks up what it calls when called); what
+    it called by name is looked up per call here too, so a replaced one
+    (tests monkeypatch them) is the one used. The state cells are shared."""
 
     in_user_code = _in_user_code
     sigint_delivered = _sigint_delivered
+    emit_frame = staticmethod(_emit_frame)
+    emit_line = staticmethod(_emit_line)
+    sigint_held = staticmethod(_sigint_held)
+    host_call_lock = staticmethod(_host_call_lock)
+    interrupt_from_caller = staticmethod(_interrupt_from_caller)
 
     @staticmethod
     def write_line(line):
@@ -236,24 +242,8 @@ class _Wire:
         _write_frame(obj)
 
     @staticmethod
-    def emit_frame(obj):
-        _emit_frame(obj)
-
-    @staticmethod
-    def emit_line(line):
-        _emit_line(line)
-
-    @staticmethod
     def log(msg):
         _log(msg)
-
-    @staticmethod
-    def host_call_lock():
-        return _host_call_lock()
-
-    @staticmethod
-    def sigint_held(action, *args):
-        return _sigint_held(action, *args)
 
     @staticmethod
     def arm_sigint():
@@ -266,10 +256,6 @@ class _Wire:
     @staticmethod
     def raise_if_sigint_pending():
         _raise_if_sigint_pending()
-
-    @staticmethod
-    def interrupt_from_caller():
-        _interrupt_from_caller()
 
 
 def main():
