@@ -18,7 +18,8 @@ from pathlib import Path
 from openai4s.config import get_config
 
 _FRONTMATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.S)
-_GATE_SOURCE = Path(__file__).with_name("skill_gate_source.py")
+# Text run in the worker as a system cell, so it lives with the worker runtime.
+_GATE_SOURCE = Path(__file__).parent / "kernel" / "runtime" / "skill_gate_cell.py"
 
 
 def _sha256(path):

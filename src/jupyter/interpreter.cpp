@@ -216,7 +216,7 @@ nl::json Interpreter::inspect_request_impl(const std::string& code, int cursor_p
 }
 
 nl::json Interpreter::is_complete_request_impl(const std::string& code) {
-  // Answered by the worker with codeop (openai4s/kernel/code_completeness.py),
+  // Answered by the worker with codeop (openai4s/kernel/runtime/code_completeness.py),
   // so the grammar is the worker's own Python's.
   auto answer = ask_worker({{"type", "is_complete"}, {"code", code}});
   if (!answer) return nl::json{{"status", "unknown"}};

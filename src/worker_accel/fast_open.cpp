@@ -1,7 +1,7 @@
 // openai4s.kernel._fast_open: the provenance open() fast path, in C.
 //
 // The worker replaces builtins.open so that files a Cell reads carry lineage
-// tags (python/openai4s/kernel/provenance_files.py). That Python wrapper
+// tags (python/openai4s/kernel/runtime/provenance_files.py). That Python wrapper
 // cost about 1 us per open -- a cell reading 2,000 small files ran at 1.2x
 // plain Python, the limit. This object does the common case (a str
 // path, mode "r"/"rt"/"rb", nothing else given) without a Python frame and
@@ -325,7 +325,7 @@ PyGetSetDef fast_open_getset[] = {
 // What each one calls and wraps, set once by install_tagged_reads.
 struct TaggingRead {
   PyObject* base_read = nullptr;  // e.g. io.TextIOWrapper.read
-  PyObject* tag_class = nullptr;  // e.g. provenance._TaggedStr
+  PyObject* tag_class = nullptr;  // e.g. provenance_tags.TaggedStr
 };
 TaggingRead text_read;
 TaggingRead bytes_read;

@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from openai4s import _core
-from openai4s.kernel import channel, host_rpc, protocol
-from openai4s.kernel.worker import _INVALID_JSON_RESPONSE
+from openai4s.kernel.runtime import channel, host_rpc, protocol
+from openai4s.kernel.runtime.session import _INVALID_JSON_RESPONSE
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "protocol" / "frames.jsonl"
@@ -93,7 +93,7 @@ def worker_line(data: bytes) -> str:
 
 def worker_reads(data: bytes):
     """(outcome, value) for one line as the worker's main loop classifies it
-    (worker.py _Session.serve); host_rpc's decoder must agree with it."""
+    (runtime/session.py Session.serve); host_rpc's decoder must agree with it."""
     line = worker_line(data)
     if not line.strip():
         return "blank", None

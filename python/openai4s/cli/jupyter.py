@@ -78,7 +78,7 @@ def kernelspec(executable=None, python=None, workspace=None, lang="python", rscr
         except RuntimeError as error:
             raise JupyterSetupError(str(error)) from None
         argv += ["--lang", "r", "--worker-argv", json.dumps(r_argv(selection.rscript))]
-        worker = "openai4s/kernel/r_worker.R"
+        worker = "openai4s/kernel/runtime/r_worker.R"
     name, display_name = KERNELS[lang]
     return {
         "argv": argv,

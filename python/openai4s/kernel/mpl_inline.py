@@ -1,19 +1,10 @@
-"""The worker's matplotlib backend: Agg rendering; ``show()`` displays.
+"""The matplotlib backend name the worker sets (``module://openai4s.kernel.
+mpl_inline``, what get_backend() reports): ``openai4s.kernel.runtime.mpl_inline``
+as the same module object (sys.modules points this name at it), not a copy, so an
+attribute set through either name is the one the runtime reads."""
 
-Selected by ``figures`` (``module://openai4s.kernel.mpl_inline``) when a
-Cell imports matplotlib. Outside a worker Cell a display is dropped, so a
-stray use of this backend behaves like plain Agg.
-"""
+import sys
 
-from matplotlib.backend_bases import FigureManagerBase
-from matplotlib.backends.backend_agg import FigureCanvasAgg
+from openai4s.kernel.runtime import mpl_inline as _runtime
 
-from openai4s.kernel import figures
-
-FigureCanvas = FigureCanvasAgg
-FigureManager = FigureManagerBase
-
-
-def show(*args, block=None, **kwargs):
-    """Every open figure becomes a PNG display of the Cell, then closes."""
-    figures.show_figures(close=True)
+sys.modules[__name__] = _runtime

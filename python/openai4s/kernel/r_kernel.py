@@ -9,7 +9,7 @@ import os
 import shutil
 from collections import namedtuple
 
-_R_WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "r_worker.R")
+_R_WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtime", "r_worker.R")
 
 #: protocol OUT on fd 3 (the stdout pipe), protocol IN on fd 4 (the stdin
 #: pipe), fd 0 from /dev/null so R code reading stdin cannot eat frames, fd 1

@@ -124,7 +124,7 @@ def test_children_still_writing_after_the_cell_cannot_desynchronise_the_kernel(t
 def test_a_forked_child_overflowing_leaves_the_cell_s_spill_file_alone(tmp_path):
     code = (
         "import multiprocessing as mp, sys\n"
-        "from openai4s.kernel import spill\n"
+        "from openai4s.kernel.runtime import spill\n"
         "spill.MAX_PENDING_CHARS = 1000\n"  # flush as it goes, in the child too
         "sys.stdout.write('p' * 1_200_000)\n"  # the cell's spill file exists now
         "def child():\n"

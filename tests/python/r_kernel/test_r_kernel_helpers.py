@@ -20,7 +20,7 @@ def test_r_argv_is_the_spec_shell_line():
     argv = r_kernel.r_argv("/usr/bin/Rscript")
     assert argv[:3] == ["/bin/sh", "-c", 'exec "$0" --vanilla "$1" 3>&1 4<&0 </dev/null 1>&2']
     assert argv[3] == "/usr/bin/Rscript"
-    assert os.path.isabs(argv[4]) and argv[4].endswith("openai4s/kernel/r_worker.R")
+    assert os.path.isabs(argv[4]) and argv[4].endswith("openai4s/kernel/runtime/r_worker.R")
     assert os.path.isfile(argv[4])
 
 

@@ -3,7 +3,7 @@ kernel's is_complete_request relays."""
 
 import pytest
 
-from openai4s.kernel import code_completeness
+from openai4s.kernel.runtime import code_completeness
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import pytest
 
 from worker_harness import worker_env
 
-from openai4s.kernel.sidecars import INVALID_EVENT, validate_event
+from openai4s.kernel.runtime.sidecars import INVALID_EVENT, validate_event
 
 HEX64 = "a" * 64
 

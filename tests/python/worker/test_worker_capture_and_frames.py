@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from openai4s.kernel import protocol
-from openai4s.kernel.capture import BoundedBuffer, StreamingStdout, cap_text
+from openai4s.kernel.runtime import protocol
+from openai4s.kernel.runtime.capture import BoundedBuffer, StreamingStdout, cap_text
 
 MARKER = "\n...(truncated at 1000000 characters)"
 
@@ -155,7 +155,7 @@ def test_a_truncated_stream_is_rebuilt_from_its_chunks():
 
 
 def test_after_a_spill_the_host_is_told_how_much_head_to_cut(tmp_path):
-    from openai4s.kernel.spill import SpillFile
+    from openai4s.kernel.runtime.spill import SpillFile
 
     lines = []
     out = StreamingStdout("cell", lines.append, SpillFile(str(tmp_path), "cell", "stdout"))

@@ -8,7 +8,7 @@ import pathlib
 
 import pytest
 
-from openai4s.kernel import provenance, provenance_files
+from openai4s.kernel.runtime import provenance, provenance_files, provenance_tags
 
 fast_open_module = pytest.importorskip(
     "openai4s.kernel._fast_open", reason="the worker extension is built by `make setup`"
@@ -25,7 +25,7 @@ def opens(tmp_path, monkeypatch):
     outside = tmp_path / "outside.txt"
     outside.write_text("not ours")
     monkeypatch.chdir(root)
-    monkeypatch.setattr(provenance._state, "root", str(root))
+    monkeypatch.setattr(provenance_tags.state, "root", str(root))
     off, active = [False], [True]
     python_open = provenance_files.make_open(
         builtins.open, lambda: off[0], active, accelerated=False
@@ -149,7 +149,7 @@ def test_the_common_calls_never_reach_the_python_wrapper(opens):
         real_open=builtins.open,
         is_off=lambda: off[0],
         active=active,
-        state=provenance._state,
+        state=provenance_tags.state,
         cwd_cache=[None],
         current_cwd=os.getcwd,
         text_class=provenance_files._TaggedText,
@@ -193,7 +193,7 @@ def test_tagged_reads_behave_like_the_python_ones(opens):
         c_read = type(fast_open(name, mode)).read
         assert reads(name, mode, c_read) == reads(name, mode, python_read), (name, mode)
     first = reads("data.txt", "r", python_text_read)[0]
-    assert first[0] is provenance._TaggedStr and first[2][1] == "data.txt"
+    assert first[0] is provenance_tags.TaggedStr and first[2][1] == "data.txt"
 
 
 def test_it_can_be_inspected_and_weakly_referenced(opens):

@@ -5,7 +5,7 @@ import posixpath
 
 import pytest
 
-from openai4s.kernel.files_read import _workspace_relative_read_path
+from openai4s.kernel.runtime.files_read import _workspace_relative_read_path
 
 
 def _windows(raw, cwd=r"C:\Workspace\analysis"):

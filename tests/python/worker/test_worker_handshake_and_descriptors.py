@@ -124,10 +124,10 @@ def test_cells_share_the_one_importable_copy_of_the_worker_state(worker):
     code = (
         "import sys\n"
         "import openai4s.kernel.worker as w\n"
-        "print(w._in_user_code[0], hasattr(sys.modules['__main__'], '_Session'))"
+        "print(w._in_user_code[0], hasattr(w, '_Wire'), hasattr(sys.modules['__main__'], '_Wire'))"
     )
     response, _ = worker.execute(code)
-    assert response["stdout"] == "True False\n"
+    assert response["stdout"] == "True True False\n"
 
 
 def test_the_worker_never_loads_the_host_core(worker):

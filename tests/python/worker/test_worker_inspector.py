@@ -4,7 +4,7 @@ import hashlib
 
 import pytest
 
-from openai4s.kernel import inspector
+from openai4s.kernel.runtime import inspector
 
 
 def _sha(text):

@@ -75,7 +75,7 @@ def _relay_script(armed, lie_once):
         f"""
         import signal, sys, threading, time
         sys.path.insert(0, {str(PYTHON_ROOT)!r})
-        from openai4s.kernel.interrupt_relay import InterruptRelay
+        from openai4s.kernel.runtime.interrupt_relay import InterruptRelay
         runs = [0]
         def handler(signum, frame):
             runs[0] += 1

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from openai4s.kernel import channel
-from openai4s.kernel.channel import LineIn
+from openai4s.kernel.runtime import channel
+from openai4s.kernel.runtime.channel import LineIn
 
 
 @pytest.fixture

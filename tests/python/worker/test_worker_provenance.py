@@ -8,7 +8,7 @@ import pytest
 
 from worker_harness import echo_dispatcher, worker_env
 
-from openai4s.kernel import provenance
+from openai4s.kernel.runtime import provenance
 
 needs_matplotlib = pytest.mark.skipif(
     importlib.util.find_spec("matplotlib") is None, reason="matplotlib is not installed"
@@ -140,9 +140,9 @@ def test_json_results_inherit_their_source(worker, tmp_path):
 def test_opens_between_cells_are_the_plain_builtin(worker, tmp_path):
     (tmp_path / "x.txt").write_text("x")
     worker.execute(
-        "import threading, time\nfrom openai4s.kernel import provenance\nseen = []\n"
+        "import threading, time\nfrom openai4s.kernel.runtime import provenance_tags\nseen = []\n"
         "def later():\n"
-        "    while provenance._cell_active[0]:\n"
+        "    while provenance_tags.cell_active[0]:\n"
         "        time.sleep(0.001)\n"
         "    seen.append(type(open('x.txt')).__name__)\n"
         "thread = threading.Thread(target=later)\nthread.start()"

@@ -248,7 +248,7 @@ def test_a_background_thread_write_does_not_touch_the_signal_state(monkeypatch, 
 
 
 def test_a_stop_during_a_spill_write_leaves_no_hole(monkeypatch, installed, tmp_path):
-    from openai4s.kernel import spill as spill_mod
+    from openai4s.kernel.runtime import spill as spill_mod
 
     monkeypatch.setattr(spill_mod, "MAX_PENDING_CHARS", 10)
     monkeypatch.setattr(spill_mod, "_CHUNK_CHARS", 5)

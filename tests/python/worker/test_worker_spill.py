@@ -8,9 +8,9 @@ import os
 import time
 from pathlib import Path
 
-from openai4s.kernel import spill as spill_mod
-from openai4s.kernel.capture import BoundedBuffer, StreamingStdout
-from openai4s.kernel.spill import SPILL_DIR, SpillFile, safe_name
+from openai4s.kernel.runtime import spill as spill_mod
+from openai4s.kernel.runtime.capture import BoundedBuffer, StreamingStdout
+from openai4s.kernel.runtime.spill import SPILL_DIR, SpillFile, safe_name
 
 from test_worker_cells import RESPONSE_KEYS
 
@@ -176,7 +176,7 @@ def test_past_the_pending_bound_the_overflow_is_written_during_the_cell(worker):
     # while it was still running.
     code = (
         "import os, sys\n"
-        "from openai4s.kernel import spill\n"
+        "from openai4s.kernel.runtime import spill\n"
         "spill.MAX_PENDING_CHARS = 100_000\n"
         "part = '.openai4s/outputs/cell-bp.stdout.txt.part'\n"
         "sizes = []\n"

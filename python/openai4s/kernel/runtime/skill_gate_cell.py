@@ -1,4 +1,4 @@
-# Kernel-side half of openai4s.skills_loader: this file's text is appended to
+# Kernel-side half of openai4s.skills_loader (never imported): this file's text is appended to
 # a generated `_o4s_policy_json = "..."` line and run as a system cell in the
 # user's namespace. It must stay self-contained (no openai4s imports) and
 # bind only `_o4s_*` / `_OpenAI4S*` / dunder names.

@@ -14,7 +14,7 @@ import functools
 import os
 import sys
 
-from openai4s.kernel import provenance
+from openai4s.kernel.runtime import provenance_tags
 
 _WRAPPED = "_openai4s_wrapped"
 _READER_SOURCE_KEYWORDS = ("filepath_or_buffer", "path", "file", "path_or_buf", "io")
@@ -33,7 +33,7 @@ def _wrap_reader(owner, name):
     def reader(*args, **kwargs):
         result = real(*args, **kwargs)
         source = _first_or(kwargs, args, 0, *_READER_SOURCE_KEYWORDS)
-        return provenance.tag_read_result(result, source)
+        return provenance_tags.tag_read_result(result, source)
 
     setattr(reader, _WRAPPED, real)
     setattr(owner, name, reader)
@@ -49,9 +49,9 @@ def _wrap_writer(owner, name, target_of):
         result = real(*args, **kwargs)
         try:
             target, data = target_of(args, kwargs)
-            tags = provenance.raw_tags(data) if target is not None else None
+            tags = provenance_tags.raw_tags(data) if target is not None else None
             if tags:
-                provenance.record_write(target, tags)
+                provenance_tags.record_write(target, tags)
         except Exception:
             pass
         return result
@@ -70,8 +70,8 @@ def _wrap_propagating(owner, name, carriers):
         result = real(self, *args, **kwargs)
         # Only frames and series carry tags on: a scalar cell would churn the
         # side table for nothing.
-        if isinstance(result, carriers) and not provenance.is_off():
-            provenance.propagate(result, self)
+        if isinstance(result, carriers) and not provenance_tags.is_off():
+            provenance_tags.propagate(result, self)
         return result
 
     setattr(method, _WRAPPED, real)

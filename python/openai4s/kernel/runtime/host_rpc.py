@@ -4,7 +4,7 @@ import json
 import threading
 import time
 
-from openai4s.kernel.protocol import DISCARD_BUDGET, HOST_CALL_WIRE_CAP, dumps
+from openai4s.kernel.runtime.protocol import DISCARD_BUDGET, HOST_CALL_WIRE_CAP, dumps
 
 # Bound once: the module-level json.loads is wrapped by provenance (for Cell
 # code's lineage), a per-call cost the host's own answers never need.

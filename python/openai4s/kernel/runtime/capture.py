@@ -11,8 +11,8 @@ import io
 import os
 import threading
 
-from openai4s.kernel.forks import forks, in_forked_child
-from openai4s.kernel.protocol import (
+from openai4s.kernel.runtime.forks import forks, in_forked_child
+from openai4s.kernel.runtime.protocol import (
     CHUNK_CHARS,
     MAX_OUTPUT_CHARS,
     TRUNCATION_MARKER,

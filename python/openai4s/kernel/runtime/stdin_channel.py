@@ -11,7 +11,7 @@ a late reply is then just a frame the next reader skips.
 
 import sys
 
-from openai4s.kernel.protocol import DISCARD_BUDGET
+from openai4s.kernel.runtime.protocol import DISCARD_BUDGET
 
 #: The longest prompt sent (a prompt is a label, not a payload).
 MAX_PROMPT_CHARS = 10_000
@@ -42,8 +42,8 @@ class InputChannel:
         self._seq = 0
 
     def ask(self, prompt="", password=False):
-        from openai4s.kernel.host_rpc import _REQUESTS, _decode
-        from openai4s.kernel.protocol import dumps
+        from openai4s.kernel.runtime.host_rpc import _REQUESTS, _decode
+        from openai4s.kernel.runtime.protocol import dumps
 
         cell_id = self._active_cell()
         if cell_id is None:

@@ -12,7 +12,7 @@ nothing.
 import io
 import sys
 
-from openai4s.kernel import display
+from openai4s.kernel.runtime import display
 
 INLINE_BACKEND = "module://openai4s.kernel.mpl_inline"
 

@@ -1,6 +1,6 @@
 """Error text and line attribution for a failed Cell."""
 
-from openai4s.kernel.protocol import MAX_OUTPUT_CHARS, TRUNCATION_MARKER
+from openai4s.kernel.runtime.protocol import MAX_OUTPUT_CHARS, TRUNCATION_MARKER
 
 
 def skip_frames_of(tb, filename: str):

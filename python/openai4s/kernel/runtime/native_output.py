@@ -25,7 +25,7 @@ import signal
 import sys
 import threading
 
-from openai4s.kernel.forks import in_forked_child
+from openai4s.kernel.runtime.forks import in_forked_child
 
 _READ_BYTES = 65536
 

@@ -9,7 +9,7 @@ comes here. Called while still in user code: a slow or interruptible
 
 import ast
 
-from openai4s.kernel import display
+from openai4s.kernel.runtime import display
 
 
 def show_result(value, as_result=False) -> None:

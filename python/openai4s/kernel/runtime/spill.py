@@ -22,7 +22,7 @@ import re
 import threading
 import time
 
-from openai4s.kernel.forks import in_forked_child
+from openai4s.kernel.runtime.forks import in_forked_child
 
 #: Workspace-relative directory of spill files.
 SPILL_DIR = ".openai4s/outputs"

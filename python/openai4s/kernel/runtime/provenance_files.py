@@ -14,11 +14,11 @@ file is closed. Between Cells everything gets the plain builtin.
 import io
 import os
 
-from openai4s.kernel import provenance
+from openai4s.kernel.runtime import provenance_tags
 
 _READ_MODES = frozenset({"r", "rt", "tr", "rb", "br"})
-_TaggedStr = provenance._TaggedStr
-_TaggedBytes = provenance._TaggedBytes
+_TaggedStr = provenance_tags.TaggedStr
+_TaggedBytes = provenance_tags.TaggedBytes
 _text_read = io.TextIOWrapper.read
 _text_readline = io.TextIOWrapper.readline
 _text_readlines = io.TextIOWrapper.readlines
@@ -125,7 +125,7 @@ class _WriteProxy:
         self._done = False
 
     def write(self, data):
-        tags = provenance.raw_tags(data)
+        tags = provenance_tags.raw_tags(data)
         if tags:
             self._tags = self._tags | tags
         return self._handle.write(data)
@@ -133,7 +133,7 @@ class _WriteProxy:
     def writelines(self, lines):
         lines = list(lines)
         for line in lines:
-            tags = provenance.raw_tags(line)
+            tags = provenance_tags.raw_tags(line)
             if tags:
                 self._tags = self._tags | tags
         return self._handle.writelines(lines)
@@ -142,7 +142,7 @@ class _WriteProxy:
         if not self._done:
             self._done = True
             if self._tags:
-                provenance.record_write(self._path, self._tags)
+                provenance_tags.record_write(self._path, self._tags)
 
     def close(self):
         try:
@@ -170,7 +170,7 @@ class _WriteProxy:
         return repr(self._handle)
 
 
-def make_open(real_open, is_off, active=provenance._cell_active, accelerated=True):
+def make_open(real_open, is_off, active=provenance_tags.cell_active, accelerated=True):
     """The builtin ``open`` replacement: tags what Cells read and write.
 
     Only while a Cell runs (``active``); worker housekeeping and threads left
@@ -183,9 +183,9 @@ def make_open(real_open, is_off, active=provenance._cell_active, accelerated=Tru
     the data is ever written out. Inline and flat on purpose: this runs once
     per file a Cell opens, and a call more is measurable on a small file.
     """
-    cached_cwd = provenance._cwd
-    current_cwd = provenance.current_cwd
-    state = provenance._state
+    cached_cwd = provenance_tags.cwd_cache
+    current_cwd = provenance_tags.current_cwd
+    state = provenance_tags.state
     fstat = os.fstat
     FileIO = io.FileIO
     default_buffer = io.DEFAULT_BUFFER_SIZE

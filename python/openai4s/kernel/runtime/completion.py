@@ -14,7 +14,7 @@ import keyword
 import re
 import types
 
-from openai4s.kernel import safe_lookup
+from openai4s.kernel.runtime import safe_lookup
 
 MAX_MATCHES = 500
 MAX_CODE_CHARS = 1_000_000
@@ -235,7 +235,7 @@ def _is_c_object(obj):
 
 
 def _safe_preview(value):
-    from openai4s.kernel import inspector
+    from openai4s.kernel.runtime import inspector
 
     if value is None:
         return "None"
@@ -360,7 +360,7 @@ def describe(obj, name, detail_level):
 
 
 def _inspector_entry(obj):
-    from openai4s.kernel import inspector
+    from openai4s.kernel.runtime import inspector
 
     try:
         return inspector.describe("value", obj)
