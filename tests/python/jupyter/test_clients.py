@@ -95,7 +95,7 @@ def test_jupyter_console_answers_a_cell(environment):
         input="print(6 * 7)\n",
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=30,  # a working console answers in about 2 s
         cwd=str(environment.workspace),
         env=environment.environ(),
     )
