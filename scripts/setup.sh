@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake ninja-build pkg-config git tmux
-  python3 python3-dev python3-venv python3-pytest python3-numpy python3-matplotlib
+  python3 python3-dev python3-venv python3-pytest python3-pytest-xdist python3-numpy python3-matplotlib
   pybind11-dev nlohmann-json3-dev libsimdjson-dev libssl-dev libsqlite3-dev libseccomp-dev libboost-dev
   libgtest-dev libgmock-dev libbenchmark-dev bubblewrap black clang-format
   python3-ipykernel python3-jupyter-client python3-prompt-toolkit python3-jedi
