@@ -199,8 +199,6 @@ int main(int argc, char** argv) {
   }
   std::unique_ptr<o4s::jupyter::Interpreter> interpreter = std::move(created.value());
   o4s::jupyter::Interpreter* raw = interpreter.get();
-  std::thread(watch_signals, set, raw).detach();
-  stop_with_parent(raw);
   o4s::jupyter::set_interrupt_handler([raw] { raw->interrupt(); });
 
   xeus::xconfiguration config = xeus::load_configuration(flags.connection_file);
@@ -208,6 +206,15 @@ int main(int argc, char** argv) {
   xeus::xkernel kernel(config, xeus::get_user_name(), std::move(context), std::move(interpreter),
                        o4s::jupyter::make_interrupting_server,
                        std::make_unique<o4s::jupyter::History>());
+  // The sockets are bound now; requests queue in them while the worker
+  // starts, and a kernel that cannot start says why before serving any.
+  if (auto started = raw->start_worker(); !started) {
+    std::fprintf(stderr, "openai4s-jupyter-kernel: %s\n", started.error().message.c_str());
+    return 1;
+  }
+  // After start_worker: these threads use the manager it made.
+  std::thread(watch_signals, set, raw).detach();
+  stop_with_parent(raw);
   kernel.start();
   return 0;
 }

@@ -13,10 +13,10 @@ def preload():
     import jupyter_client  # noqa: F401
 
 
-def start(cwd):
+def start(cwd, kernel_name="python3"):
     from jupyter_client import KernelManager
 
-    km = KernelManager(kernel_name="python3")
+    km = KernelManager(kernel_name=kernel_name)
     # The kernel's own stdout/stderr (debugger banners) are not cell output;
     # discarding them keeps the bench's terminal readable and costs nothing.
     km.start_kernel(cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -48,6 +48,11 @@ host::ApprovalAnswer ask_the_user(const host::ApprovalRequest& request) {
 }  // namespace
 
 Result<std::unique_ptr<Interpreter>> Interpreter::create(const KernelSettings& settings) {
+  return std::unique_ptr<Interpreter>(new Interpreter(settings));
+}
+
+Status Interpreter::build_host() {
+  const KernelSettings& settings = settings_;
   auto store = store::Store::open(settings.data_dir + "/openai4s.db");
   if (!store) return std::move(store).error();
   if (auto seeded = store.value()->seed_default_permission_rules(); !seeded) {
@@ -90,28 +95,28 @@ Result<std::unique_ptr<Interpreter>> Interpreter::create(const KernelSettings& s
   options.sandbox = std::make_shared<sandbox::KernelSandbox>(std::move(sandbox_settings.value()));
 
   auto hooks = std::make_shared<NativeKernelHooks>(dispatcher, settings.host, frame_id.value());
-  auto manager = std::make_unique<kernel::KernelManager>(std::move(options), hooks, nullptr);
-  if (auto started = manager->start(settings.init_timeout_s); !started) {
-    return std::move(started).error();
-  }
-  return std::unique_ptr<Interpreter>(
-      new Interpreter(std::move(dispatcher), std::move(hooks), std::move(manager), settings));
+  manager_ = std::make_unique<kernel::KernelManager>(std::move(options), hooks, nullptr);
+  dispatcher_ = std::move(dispatcher);
+  hooks_ = std::move(hooks);
+  return {};
 }
 
-Interpreter::Interpreter(std::shared_ptr<host::HostDispatcher> dispatcher,
-                         std::shared_ptr<NativeKernelHooks> hooks,
-                         std::unique_ptr<kernel::KernelManager> manager, KernelSettings settings)
-    : dispatcher_(std::move(dispatcher)),
-      hooks_(std::move(hooks)),
-      manager_(std::move(manager)),
-      settings_(std::move(settings)) {
+Interpreter::Interpreter(KernelSettings settings) : settings_(std::move(settings)) {
   xeus::register_interpreter(this);
+}
+
+Status Interpreter::start_worker() {
+  if (auto built = build_host(); !built) return built;
+  if (auto started = manager_->start(settings_.init_timeout_s); !started) return started;
   language_version_ = language_version();
+  return {};
 }
 
 Interpreter::~Interpreter() { stop_worker(); }
 
-void Interpreter::interrupt() { (void)manager_->interrupt(); }
+void Interpreter::interrupt() {
+  if (manager_) (void)manager_->interrupt();
+}
 
 void Interpreter::stop_worker() {
   if (manager_) manager_->shutdown();

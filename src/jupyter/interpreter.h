@@ -32,9 +32,14 @@ struct KernelSettings {
 
 class Interpreter : public xeus::xinterpreter {
  public:
-  // Builds the store, dispatcher and manager and starts the worker; a
-  // kernel that cannot start says why before any client connects.
+  // Cheap: start_worker() later builds the store, dispatcher and manager
+  // and starts the worker. Split so the kernel's sockets are bound (xkernel's
+  // constructor) while the worker starts: a client's iopub subscriber that
+  // connects before the bind misses the first status messages, and
+  // jupyter_client's wait_for_ready then spends a 0.2 s round per miss.
   static Result<std::unique_ptr<Interpreter>> create(const KernelSettings& settings);
+  // Starts the worker and asks its language version; before kernel.start().
+  Status start_worker();
   ~Interpreter() override;
 
   // From any thread (control channel, SIGINT watcher): never blocks.
@@ -43,9 +48,9 @@ class Interpreter : public xeus::xinterpreter {
   void stop_worker();
 
  private:
-  Interpreter(std::shared_ptr<host::HostDispatcher> dispatcher,
-              std::shared_ptr<NativeKernelHooks> hooks,
-              std::unique_ptr<kernel::KernelManager> manager, KernelSettings settings);
+  explicit Interpreter(KernelSettings settings);
+  // The store, dispatcher and manager (start_worker's first step).
+  Status build_host();
 
   void configure_impl() override;
   nl::json execute_request_impl(int execution_counter, const std::string& code, bool silent,

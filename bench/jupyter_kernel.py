@@ -1,0 +1,185 @@
+"""The openai4s Jupyter kernel versus ipykernel, both through jupyter_client,
+side by side in one run (issue 13).
+
+`python -m bench.jupyter_kernel [--rounds N] [--cells N]` installs the
+`openai4s-python` kernelspec into a private prefix (the store in a private
+data directory, sandbox mode from OPENAI4S_KERNEL_SANDBOX as for any
+kernel), then times, for it and for Debian's `python3` (ipykernel), each
+driven by the same adapter (KernelManager + BlockingKernelClient,
+`execute_interactive`):
+
+* cold start: start the kernel -> the result of `1+1` is back;
+* `pass` round trip on a warm kernel (execute -> idle and reply);
+* 20,000,000 characters of stdout in 10,000-character writes -> result
+  (everything the client is sent, on iopub);
+* interrupt: `time.sleep(30)` interrupted 0.3 s in; clean = reported as
+  KeyboardInterrupt well before 30 s and a variable set before survives.
+
+Rounds alternate the two systems. Targets: round trip <= 0.25x, cold start
+<= 0.2x, stdout <= 0.2x, interrupts 100% clean.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from datetime import datetime, timezone
+
+from bench.systems import jupyter_kernel
+
+TARGETS = {"cold_start": 0.2, "pass_round_trip": 0.25, "stdout_20m": 0.2}
+_FLOOD = "import sys\n_c = 'x' * 10_000\nfor _ in range(2_000):\n    sys.stdout.write(_c)\n"
+_SYSTEMS = (("openai4s", "openai4s-python"), ("ipykernel", "python3"))
+
+
+def _install_spec(root):
+    from openai4s.cli import jupyter as cli
+
+    cli.install(prefix=os.path.join(root, "prefix"))
+    os.environ["JUPYTER_PATH"] = os.path.join(root, "prefix", "share", "jupyter")
+    os.environ["OPENAI4S_DATA_DIR"] = os.path.join(root, "data")
+
+
+def _cold_start(kernel_name, cwd):
+    began = time.perf_counter()
+    session = jupyter_kernel.start(cwd, kernel_name)
+    try:
+        result = session.execute("1+1")
+        elapsed = time.perf_counter() - began
+    finally:
+        session.close()
+    assert "2" in result.stdout, f"{kernel_name}: 1+1 gave {result.stdout!r} ({result.error})"
+    return elapsed
+
+
+def _warm_rows(kernel_name, cwd, cells):
+    session = jupyter_kernel.start(cwd, kernel_name)
+    try:
+        for _ in range(5):
+            session.execute("pass")
+        trips = []
+        for _ in range(cells):
+            began = time.perf_counter()
+            session.execute("pass")
+            trips.append(time.perf_counter() - began)
+        began = time.perf_counter()
+        flood = session.execute(_FLOOD)
+        flood_s = time.perf_counter() - began
+        assert flood.error is None, flood.error
+        session.execute("kept = 41")
+        interrupter = threading.Timer(0.3, session.interrupt)
+        began = time.perf_counter()
+        interrupter.start()
+        stopped = session.execute("import time; time.sleep(30)")
+        interrupt_s = time.perf_counter() - began - 0.3
+        interrupter.join()
+        survived = session.execute("print(kept + 1)").stdout.strip() == "42"
+        clean = stopped.interrupted and interrupt_s < 10 and survived
+    finally:
+        session.close()
+    return trips, flood_s, clean, interrupt_s
+
+
+def _summary(values):
+    ordered = sorted(values)
+    p90 = ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
+    return statistics.median(ordered), p90
+
+
+def _format(seconds):
+    if seconds >= 1:
+        return f"{seconds:.3f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.1f} us"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m bench.jupyter_kernel", description=__doc__)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--cells", type=int, default=100, help="pass round trips per round")
+    args = parser.parse_args(argv)
+
+    data = {
+        name: {"cold_start": [], "pass_round_trip": [], "stdout_20m": [], "clean": []}
+        for name, _ in _SYSTEMS
+    }
+    interrupt_latency = {name: [] for name, _ in _SYSTEMS}
+    load_before = os.getloadavg()
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="o4s-jupyter-bench-") as root:
+        _install_spec(root)
+        cwd = os.path.join(root, "cells")
+        os.mkdir(cwd)
+        for name, spec in _SYSTEMS:  # untimed: client libraries and caches warm
+            _cold_start(spec, cwd)
+        for round_index in range(args.rounds):
+            order = _SYSTEMS if round_index % 2 == 0 else _SYSTEMS[::-1]
+            for name, spec in order:
+                data[name]["cold_start"].append(_cold_start(spec, cwd))
+                trips, flood_s, clean, latency = _warm_rows(spec, cwd, args.cells)
+                data[name]["pass_round_trip"].extend(trips)
+                data[name]["stdout_20m"].append(flood_s)
+                data[name]["clean"].append(clean)
+                interrupt_latency[name].append(latency)
+    load_after = os.getloadavg()
+
+    rows = []
+    for metric, label in (
+        ("cold_start", "cold start (start -> `1+1`)"),
+        ("pass_round_trip", "`pass` round trip"),
+        ("stdout_20m", "stdout 20 M chars -> result"),
+    ):
+        ours, theirs = _summary(data["openai4s"][metric]), _summary(data["ipykernel"][metric])
+        ratio = ours[0] / theirs[0]
+        met = ratio <= TARGETS[metric]
+        rows.append(
+            {
+                "metric": metric,
+                "openai4s": ours,
+                "ipykernel": theirs,
+                "ratio": ratio,
+                "target": TARGETS[metric],
+                "met": met,
+            }
+        )
+        print(
+            f"{label:30s} openai4s {_format(ours[0])} / {_format(ours[1])}   "
+            f"ipykernel {_format(theirs[0])} / {_format(theirs[1])}   "
+            f"{ratio:.3f}x (<= {TARGETS[metric]}x: {'met' if met else 'NOT met'})"
+        )
+    for name, _ in _SYSTEMS:
+        clean = data[name]["clean"]
+        latency = statistics.median(interrupt_latency[name])
+        print(f"interrupt {name:10s} {sum(clean)}/{len(clean)} clean, median {_format(latency)}")
+    ours_clean = all(data["openai4s"]["clean"])
+    elapsed = time.perf_counter() - began
+    print(
+        f"{os.cpu_count()} cores, load {' '.join(f'{v:.2f}' for v in load_before)} -> "
+        f"{' '.join(f'{v:.2f}' for v in load_after)}, {elapsed:.0f} s"
+    )
+    out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+    os.makedirs(out_dir, exist_ok=True)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    path = os.path.join(out_dir, f"jupyter-kernel-{stamp}.json")
+    with open(path, "w", encoding="utf-8") as out:
+        json.dump(
+            {
+                "rows": rows,
+                "clean": {n: data[n]["clean"] for n, _ in _SYSTEMS},
+                "load_before": load_before,
+                "load_after": load_after,
+            },
+            out,
+            indent=2,
+        )
+    print(f"report: {path}")
+    return 0 if all(row["met"] for row in rows) and ours_clean else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
