@@ -71,15 +71,6 @@ def test_nbclient_keeps_a_matplotlib_png(environment):
     assert any("image/png" in o.get("data", {}) for o in outputs), outputs
 
 
-@pytest.mark.xfail(
-    reason="intermittent (about 1 run in 3 here): a client whose iopub SUB connects before "
-    "the kernel has bound its ports sometimes receives nothing on iopub at all, though its "
-    "TCP connection is up and shell works; jupyter console then waits for an idle status "
-    "forever. Reproduced with jupyter_client alone; a 1.5 s pause before connecting makes "
-    "it vanish (12/12). Cause inside xeus 2.4's publisher chain not found yet.",
-    strict=False,
-    raises=(AssertionError, subprocess.TimeoutExpired),
-)
 def test_jupyter_console_answers_a_cell(environment):
     proc = subprocess.run(
         [

@@ -250,3 +250,37 @@ def test_a_second_client_of_the_same_manager_gets_its_replies(kernel):
         assert reply["content"]["status"] == "ok"
     finally:
         second.stop_channels()
+
+
+def test_a_client_that_connects_at_once_gets_its_iopub_messages(environment):
+    # jupyter console connects as soon as the kernel process exists and
+    # waits for iopub's idle after its first cell. A subscriber that
+    # connects before the kernel binds could miss everything while the
+    # kernel opened its store and started its worker; it binds first now.
+    import queue
+
+    from jupyter_client.manager import KernelManager
+
+    with environment.applied():
+        for _ in range(5):
+            km = KernelManager(kernel_name=environment.kernel_name)
+            km.start_kernel(cwd=str(environment.workspace))
+            kc = km.client()
+            kc.start_channels()
+            try:
+                kc.kernel_info(reply=True, timeout=60)
+                msg_id = kc.execute("print(6 * 7)")
+                kinds = []
+                deadline = time.monotonic() + 20
+                while "idle" not in kinds and time.monotonic() < deadline:
+                    try:
+                        message = kc.get_iopub_msg(timeout=1)
+                    except queue.Empty:
+                        continue
+                    if message["parent_header"].get("msg_id") == msg_id:
+                        kinds.append(message["content"].get("execution_state", message["msg_type"]))
+                assert kinds[:1] == ["busy"] and kinds[-1:] == ["idle"], kinds
+                assert "stream" in kinds
+            finally:
+                kc.stop_channels()
+                km.shutdown_kernel(now=True)
