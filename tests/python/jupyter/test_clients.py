@@ -71,6 +71,15 @@ def test_nbclient_keeps_a_matplotlib_png(environment):
     assert any("image/png" in o.get("data", {}) for o in outputs), outputs
 
 
+@pytest.mark.xfail(
+    reason="jupyter console 6.4 sends its first cell without waiting for iopub to be "
+    "connected (no wait_for_ready); a subscriber that connected before the kernel bound "
+    "its ports can miss that cell's idle status and the console then waits forever. "
+    "Rare since the kernel binds before it starts its worker (0 of 16 runs here), and "
+    "the same race exists with ipykernel.",
+    strict=False,
+    raises=(AssertionError, subprocess.TimeoutExpired),
+)
 def test_jupyter_console_answers_a_cell(environment):
     proc = subprocess.run(
         [

