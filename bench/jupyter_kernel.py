@@ -20,15 +20,14 @@ Rounds alternate the two systems. Targets: round trip <= 0.25x, cold start
 """
 
 import argparse
-import json
 import os
 import statistics
 import sys
 import tempfile
 import threading
 import time
-from datetime import datetime, timezone
 
+from bench.side_by_side import format_seconds, machine_line, median_p90, write_report
 from bench.systems import jupyter_kernel
 
 TARGETS = {"cold_start": 0.2, "pass_round_trip": 0.25, "stdout_20m": 0.2}
@@ -84,20 +83,6 @@ def _warm_rows(kernel_name, cwd, cells):
     return trips, flood_s, clean, interrupt_s
 
 
-def _summary(values):
-    ordered = sorted(values)
-    p90 = ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
-    return statistics.median(ordered), p90
-
-
-def _format(seconds):
-    if seconds >= 1:
-        return f"{seconds:.3f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.2f} ms"
-    return f"{seconds * 1e6:.1f} us"
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m bench.jupyter_kernel", description=__doc__)
     parser.add_argument("--rounds", type=int, default=5)
@@ -134,7 +119,7 @@ def main(argv=None):
         ("pass_round_trip", "`pass` round trip"),
         ("stdout_20m", "stdout 20 M chars -> result"),
     ):
-        ours, theirs = _summary(data["openai4s"][metric]), _summary(data["ipykernel"][metric])
+        ours, theirs = median_p90(data["openai4s"][metric]), median_p90(data["ipykernel"][metric])
         ratio = ours[0] / theirs[0]
         met = ratio <= TARGETS[metric]
         rows.append(
@@ -148,36 +133,22 @@ def main(argv=None):
             }
         )
         print(
-            f"{label:30s} openai4s {_format(ours[0])} / {_format(ours[1])}   "
-            f"ipykernel {_format(theirs[0])} / {_format(theirs[1])}   "
+            f"{label:30s} openai4s {format_seconds(ours[0])} / {format_seconds(ours[1])}   "
+            f"ipykernel {format_seconds(theirs[0])} / {format_seconds(theirs[1])}   "
             f"{ratio:.3f}x (<= {TARGETS[metric]}x: {'met' if met else 'NOT met'})"
         )
     for name, _ in _SYSTEMS:
         clean = data[name]["clean"]
         latency = statistics.median(interrupt_latency[name])
-        print(f"interrupt {name:10s} {sum(clean)}/{len(clean)} clean, median {_format(latency)}")
+        print(
+            f"interrupt {name:10s} {sum(clean)}/{len(clean)} clean, median {format_seconds(latency)}"
+        )
     ours_clean = all(data["openai4s"]["clean"])
     elapsed = time.perf_counter() - began
-    print(
-        f"{os.cpu_count()} cores, load {' '.join(f'{v:.2f}' for v in load_before)} -> "
-        f"{' '.join(f'{v:.2f}' for v in load_after)}, {elapsed:.0f} s"
-    )
-    out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-    os.makedirs(out_dir, exist_ok=True)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    path = os.path.join(out_dir, f"jupyter-kernel-{stamp}.json")
-    with open(path, "w", encoding="utf-8") as out:
-        json.dump(
-            {
-                "rows": rows,
-                "clean": {n: data[n]["clean"] for n, _ in _SYSTEMS},
-                "load_before": load_before,
-                "load_after": load_after,
-            },
-            out,
-            indent=2,
-        )
-    print(f"report: {path}")
+    print(machine_line(load_before, load_after, elapsed))
+    report = {"rows": rows, "clean": {n: data[n]["clean"] for n, _ in _SYSTEMS}}
+    report.update(load_before=load_before, load_after=load_after)
+    print(f"report: {write_report('jupyter-kernel', report)}")
     return 0 if all(row["met"] for row in rows) and ours_clean else 1
 
 

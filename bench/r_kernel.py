@@ -14,14 +14,13 @@ round trip <= 0.1x IRkernel, cold start <= 0.5x IRkernel.
 """
 
 import argparse
-import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+
+from bench.side_by_side import format_seconds, machine_line, median_p90, write_report
 
 ROUND_TRIP_TARGET = 0.1
 COLD_START_TARGET = 0.5
@@ -106,20 +105,6 @@ def round_trips(system, cwd, cells):
     return times
 
 
-def _format(seconds):
-    if seconds >= 1:
-        return f"{seconds:.3f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.2f} ms"
-    return f"{seconds * 1e6:.1f} us"
-
-
-def _summary(values):
-    ordered = sorted(values)
-    p90 = ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
-    return statistics.median(ordered), p90
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m bench.r_kernel", description=__doc__)
     parser.add_argument("--rounds", type=int, default=5, help="cold starts per system")
@@ -145,8 +130,8 @@ def main(argv=None):
         ("cold start (construct -> `1+1`)", cold, COLD_START_TARGET),
         ("`1+1` round trip", trips, ROUND_TRIP_TARGET),
     ):
-        ours = _summary(data["openai4s-r"])
-        theirs = _summary(data["irkernel"])
+        ours = median_p90(data["openai4s-r"])
+        theirs = median_p90(data["irkernel"])
         ratio = ours[0] / theirs[0]
         verdict = "met" if ratio <= target else "NOT met"
         rows.append(
@@ -160,31 +145,15 @@ def main(argv=None):
             }
         )
         print(
-            f"{label:34s} openai4s-r {_format(ours[0])} / {_format(ours[1])}   "
-            f"irkernel {_format(theirs[0])} / {_format(theirs[1])}   "
+            f"{label:34s} openai4s-r {format_seconds(ours[0])} / {format_seconds(ours[1])}   "
+            f"irkernel {format_seconds(theirs[0])} / {format_seconds(theirs[1])}   "
             f"{ratio:.4f}x (<= {target}x: {verdict})"
         )
     elapsed = time.perf_counter() - began
-    print(
-        f"{os.cpu_count()} cores, load {' '.join(f'{v:.2f}' for v in load_before)} -> "
-        f"{' '.join(f'{v:.2f}' for v in load_after)}, {elapsed:.0f} s"
-    )
-    out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-    os.makedirs(out_dir, exist_ok=True)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    path = os.path.join(out_dir, f"r-kernel-{stamp}.json")
-    with open(path, "w", encoding="utf-8") as out:
-        json.dump(
-            {
-                "rows": rows,
-                "load_before": load_before,
-                "load_after": load_after,
-                "seconds": elapsed,
-            },
-            out,
-            indent=2,
-        )
-    print(f"results: {path}")
+    print(machine_line(load_before, load_after, elapsed))
+    report = {"rows": rows, "load_before": load_before, "load_after": load_after}
+    report["seconds"] = elapsed
+    print(f"results: {write_report('r-kernel', report)}")
     return 0 if all(row["met"] for row in rows) else 1
 
 

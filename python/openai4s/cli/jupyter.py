@@ -19,7 +19,6 @@ import tempfile
 #: Computed here rather than imported so `--help` never loads the C++ core.
 PACKAGE_SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-KERNEL_NAME = "openai4s-python"
 #: kernelspec name and display name per worker language.
 KERNELS = {
     "python": ("openai4s-python", "openai4s (Python)"),
@@ -158,7 +157,7 @@ def installed_specs():
 
 def run(args):
     """The `jupyter` command; returns the exit status."""
-    name = KERNELS.get(args.lang, (args.lang,))[0]
+    name = KERNELS[args.lang][0]
     try:
         if args.action == "install":
             path = install(

@@ -1,0 +1,41 @@
+"""What the side-by-side scripts (`bench.r_kernel`, `bench.jupyter_kernel`)
+share: the median/p90 of a time series (bench.stats' rule), seconds as
+text, the machine line, and the JSON report under bench/results/."""
+
+import json
+import os
+from datetime import datetime, timezone
+
+from bench.rows import TIME
+from bench.stats import summarize
+
+
+def median_p90(seconds):
+    summary = summarize(TIME, seconds)
+    return summary["median"], summary["p90"]
+
+
+def format_seconds(seconds):
+    if seconds >= 1:
+        return f"{seconds:.3f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.1f} us"
+
+
+def machine_line(load_before, load_after, elapsed_s):
+    return (
+        f"{os.cpu_count()} cores, load {' '.join(f'{v:.2f}' for v in load_before)} -> "
+        f"{' '.join(f'{v:.2f}' for v in load_after)}, {elapsed_s:.0f} s"
+    )
+
+
+def write_report(prefix, report):
+    """Writes `report` to bench/results/<prefix>-<UTC stamp>.json; returns the path."""
+    out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+    os.makedirs(out_dir, exist_ok=True)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    path = os.path.join(out_dir, f"{prefix}-{stamp}.json")
+    with open(path, "w", encoding="utf-8") as out:
+        json.dump(report, out, indent=2)
+    return path
