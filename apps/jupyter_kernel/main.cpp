@@ -20,6 +20,7 @@
 #include <xeus/xkernel_configuration.hpp>
 #include <zmq.hpp>
 
+#include "iopub_hold.h"
 #include "jupyter/history.h"
 #include "jupyter/interpreter.h"
 #include "jupyter/interrupting_server.h"
@@ -199,7 +200,9 @@ int main(int argc, char** argv) {
   }
   std::unique_ptr<o4s::jupyter::Interpreter> interpreter = std::move(created.value());
   o4s::jupyter::Interpreter* raw = interpreter.get();
-  o4s::jupyter::set_interrupt_handler([raw] { raw->interrupt(); });
+  // A kernel stopped before anyone subscribed to iopub must not wait out
+  // the hold (iopub_hold.h): xeus's stop waits for its publisher thread.
+  o4s::jupyter::set_server_hooks({[raw] { raw->interrupt(); }, &o4s::jupyter_app::release_hold});
 
   xeus::xconfiguration config = xeus::load_configuration(flags.connection_file);
   auto context = xeus::make_context<zmq::context_t>();

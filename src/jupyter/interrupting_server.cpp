@@ -10,16 +10,15 @@ namespace o4s::jupyter {
 
 namespace {
 
-std::function<void()>& pending_handler() {
-  static std::function<void()> handler;
-  return handler;
+ServerHooks& pending_hooks() {
+  static ServerHooks hooks;
+  return hooks;
 }
 
 }  // namespace
 
-InterruptingServer::InterruptingServer(std::unique_ptr<xeus::xserver> inner,
-                                       std::function<void()> on_interrupt)
-    : inner_(std::move(inner)), on_interrupt_(std::move(on_interrupt)) {
+InterruptingServer::InterruptingServer(std::unique_ptr<xeus::xserver> inner, ServerHooks hooks)
+    : inner_(std::move(inner)), hooks_(std::move(hooks)) {
   // The inner server's threads call these; they forward to the listeners
   // xkernel registers on this object (registered later, before start).
   inner_->register_shell_listener([this](xeus::xmessage m) {
@@ -33,7 +32,9 @@ InterruptingServer::InterruptingServer(std::unique_ptr<xeus::xserver> inner,
     if (rejected(m, xeus::channel::CONTROL)) return;
     // Delivered before xeus replies, so the cell is already being stopped
     // when the client sees interrupt_reply.
-    if (on_interrupt_ && m.header().value("msg_type", "") == "interrupt_request") on_interrupt_();
+    if (hooks_.on_interrupt && m.header().value("msg_type", "") == "interrupt_request") {
+      hooks_.on_interrupt();
+    }
     notify_control_listener(std::move(m));
   });
 }
@@ -82,20 +83,21 @@ void InterruptingServer::start_impl(xeus::xpub_message message) {
 void InterruptingServer::abort_queue_impl(const listener& l, long polling_interval) {
   inner_->abort_queue(l, polling_interval);
 }
-void InterruptingServer::stop_impl() { inner_->stop(); }
+void InterruptingServer::stop_impl() {
+  if (hooks_.before_stop) hooks_.before_stop();
+  inner_->stop();
+}
 void InterruptingServer::update_config_impl(xeus::xconfiguration& config) const {
   inner_->update_config(config);
 }
 
-void set_interrupt_handler(std::function<void()> handler) {
-  pending_handler() = std::move(handler);
-}
+void set_server_hooks(ServerHooks hooks) { pending_hooks() = std::move(hooks); }
 
 std::unique_ptr<xeus::xserver> make_interrupting_server(xeus::xcontext& context,
                                                         const xeus::xconfiguration& config,
                                                         nl::json::error_handler_t eh) {
   return std::make_unique<InterruptingServer>(xeus::make_xserver_control_main(context, config, eh),
-                                              pending_handler());
+                                              pending_hooks());
 }
 
 }  // namespace o4s::jupyter

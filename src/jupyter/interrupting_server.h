@@ -2,7 +2,7 @@
 // telling the interpreter (it expects signal-mode interrupts). This server
 // wraps xeus's own ZeroMQ server (control on the main thread, shell on its
 // own, so control is read while a cell runs) and calls a handler for every
-// interrupt_request before xeus sends its reply.
+// interrupt_request before xeus sends its reply, and another before it stops.
 #pragma once
 
 #include <functional>
@@ -13,9 +13,14 @@
 
 namespace o4s::jupyter {
 
+struct ServerHooks {
+  std::function<void()> on_interrupt;  // every interrupt_request
+  std::function<void()> before_stop;   // once, before xeus stops its threads
+};
+
 class InterruptingServer : public xeus::xserver {
  public:
-  InterruptingServer(std::unique_ptr<xeus::xserver> inner, std::function<void()> on_interrupt);
+  InterruptingServer(std::unique_ptr<xeus::xserver> inner, ServerHooks hooks);
 
  private:
   // Answers a malformed request with an error reply (see request_check.h);
@@ -33,13 +38,13 @@ class InterruptingServer : public xeus::xserver {
   void update_config_impl(xeus::xconfiguration& config) const override;
 
   std::unique_ptr<xeus::xserver> inner_;
-  std::function<void()> on_interrupt_;
+  ServerHooks hooks_;
 };
 
-// The handler the next make_interrupting_server builds its server with.
-// xkernel takes a plain function pointer as server builder, so the handler
-// cannot be captured; set it once before constructing the kernel.
-void set_interrupt_handler(std::function<void()> handler);
+// The hooks the next make_interrupting_server builds its server with.
+// xkernel takes a plain function pointer as server builder, so they cannot
+// be captured; set them once before constructing the kernel.
+void set_server_hooks(ServerHooks hooks);
 std::unique_ptr<xeus::xserver> make_interrupting_server(xeus::xcontext& context,
                                                         const xeus::xconfiguration& config,
                                                         nl::json::error_handler_t eh);

@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <utility>
 
 #include "base/scope_exit.h"
+#include "proc/clone_exec.h"
 
 namespace o4s::proc {
 
@@ -26,6 +28,36 @@ Result<PipePair> make_pipe() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return system_error("pipe2", errno);
   return PipePair{UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+// The child's descriptors: the three pipe ends at 0, 1, 2, the passed ones
+// at their own numbers, and nothing else.
+struct DescriptorPlan {
+  std::vector<std::pair<int, int>> dups;  // (from, to); from == to clears FD_CLOEXEC
+  std::vector<int> closes;
+  int close_from = 3;
+};
+
+DescriptorPlan plan_descriptors(int stdin_read, int stdout_write, int stderr_write,
+                                const std::vector<int>& pass_fds) {
+  DescriptorPlan plan;
+  plan.dups = {{stdin_read, 0}, {stdout_write, 1}, {stderr_write, 2}};
+  // dup2 onto itself clears FD_CLOEXEC (glibc's spawn, POSIX 2024).
+  for (int fd : pass_fds) plan.dups.emplace_back(fd, fd);
+  // Belt and braces against a library that leaked a non-CLOEXEC fd.
+  if (pass_fds.empty()) return plan;
+  // The same with descriptors to pass (Popen's close_fds=True): a
+  // descriptor the host inherited without CLOEXEC from whoever started it
+  // must not reach the child -- under bubblewrap, a sandboxed cell.
+  int highest = *std::max_element(pass_fds.begin(), pass_fds.end());
+  for (int fd = 3; fd < highest; ++fd) {
+    bool passed = std::find(pass_fds.begin(), pass_fds.end(), fd) != pass_fds.end();
+    int flags = passed ? -1 : ::fcntl(fd, F_GETFD);
+    // Closing a descriptor closed meanwhile is harmless (glibc ignores it).
+    if (flags >= 0 && !(flags & FD_CLOEXEC)) plan.closes.push_back(fd);
+  }
+  plan.close_from = highest + 1;
+  return plan;
 }
 
 std::string env_value(const std::vector<std::string>& env, std::string_view name) {
@@ -76,49 +108,8 @@ Result<SpawnedPipes> spawn_with_pipes(const SpawnRequest& request) {
     (void)::fchmod(pair->read.get(), 0666);
   }
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  ScopeExit free_actions([&] { posix_spawn_file_actions_destroy(&actions); });
-  posix_spawn_file_actions_adddup2(&actions, in->read.get(), 0);
-  posix_spawn_file_actions_adddup2(&actions, out->write.get(), 1);
-  posix_spawn_file_actions_adddup2(&actions, err->write.get(), 2);
-  for (int fd : request.pass_fds) {
-    // dup2 onto itself clears FD_CLOEXEC in glibc's spawn (POSIX 2024).
-    posix_spawn_file_actions_adddup2(&actions, fd, fd);
-  }
-  if (request.pass_fds.empty()) {
-    // Belt and braces against a library that leaked a non-CLOEXEC fd.
-    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-  } else {
-    // The same with descriptors to pass (Popen's close_fds=True): a
-    // descriptor the host inherited without CLOEXEC from whoever started it
-    // must not reach the child -- under bubblewrap, a sandboxed cell.
-    int highest = *std::max_element(request.pass_fds.begin(), request.pass_fds.end());
-    for (int fd = 3; fd < highest; ++fd) {
-      bool passed =
-          std::find(request.pass_fds.begin(), request.pass_fds.end(), fd) != request.pass_fds.end();
-      int flags = passed ? -1 : ::fcntl(fd, F_GETFD);
-      // glibc ignores a close action on a descriptor closed meanwhile.
-      if (flags >= 0 && !(flags & FD_CLOEXEC)) posix_spawn_file_actions_addclose(&actions, fd);
-    }
-    posix_spawn_file_actions_addclosefrom_np(&actions, highest + 1);
-  }
-  if (request.cwd) posix_spawn_file_actions_addchdir_np(&actions, request.cwd->c_str());
-
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  ScopeExit free_attr([&] { posix_spawnattr_destroy(&attr); });
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  for (int sig : kResetSignals) sigaddset(&defaults, sig);
-  sigset_t empty_mask;
-  sigemptyset(&empty_mask);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  // A host thread's blocked mask would otherwise be inherited across exec.
-  posix_spawnattr_setsigmask(&attr, &empty_mask);
-  posix_spawnattr_setflags(&attr, static_cast<short>(POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF |
-                                                     POSIX_SPAWN_SETSIGMASK));
-
+  DescriptorPlan fds =
+      plan_descriptors(in->read.get(), out->write.get(), err->write.get(), request.pass_fds);
   std::string program = resolve_program(request.argv[0], request.env);
   // Not found on PATH: fail as execvp would. posix_spawn would take the bare
   // name relative to the child's cwd (the workspace), i.e. run ./name.
@@ -131,10 +122,48 @@ Result<SpawnedPipes> spawn_with_pipes(const SpawnRequest& request) {
   envp.reserve(request.env.size() + 1);
   for (const auto& entry : request.env) envp.push_back(const_cast<char*>(entry.c_str()));
   envp.push_back(nullptr);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (int sig : kResetSignals) sigaddset(&defaults, sig);
 
   pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
-  if (rc != 0) return system_error("spawn " + program, rc);
+  if (!request.limits.empty() || request.credentials) {
+    ChildPlan plan;
+    plan.program = program.c_str();
+    plan.argv = argv.data();
+    plan.envp = envp.data();
+    plan.dups = std::move(fds.dups);
+    plan.closes = std::move(fds.closes);
+    plan.close_from = fds.close_from;
+    plan.cwd = request.cwd ? request.cwd->c_str() : nullptr;
+    plan.default_signals = defaults;
+    plan.limits = request.limits;
+    plan.credentials = request.credentials ? &*request.credentials : nullptr;
+    auto started = clone_exec(plan);
+    if (!started) return std::move(started).error();
+    pid = started.value();
+  } else {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    ScopeExit free_actions([&] { posix_spawn_file_actions_destroy(&actions); });
+    for (auto [from, to] : fds.dups) posix_spawn_file_actions_adddup2(&actions, from, to);
+    for (int fd : fds.closes) posix_spawn_file_actions_addclose(&actions, fd);
+    posix_spawn_file_actions_addclosefrom_np(&actions, fds.close_from);
+    if (request.cwd) posix_spawn_file_actions_addchdir_np(&actions, request.cwd->c_str());
+
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    ScopeExit free_attr([&] { posix_spawnattr_destroy(&attr); });
+    sigset_t empty_mask;
+    sigemptyset(&empty_mask);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    // A host thread's blocked mask would otherwise be inherited across exec.
+    posix_spawnattr_setsigmask(&attr, &empty_mask);
+    posix_spawnattr_setflags(&attr, static_cast<short>(POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF |
+                                                       POSIX_SPAWN_SETSIGMASK));
+    int rc = ::posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
+    if (rc != 0) return system_error("spawn " + program, rc);
+  }
   return SpawnedPipes{pid, std::move(in->write), std::move(out->read), std::move(err->read)};
 }
 

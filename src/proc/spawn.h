@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,11 +14,30 @@
 
 namespace o4s::proc {
 
+// A per-process limit the child sets on itself before exec (soft = hard).
+struct ChildLimit {
+  int resource = 0;  // RLIMIT_*
+  std::uint64_t value = 0;
+};
+
+// The ids the child switches to before exec, supplementary groups cleared.
+struct ChildCredentials {
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
 struct SpawnRequest {
   std::vector<std::string> argv;  // argv[0] is resolved against env's PATH
   std::vector<std::string> env;   // "NAME=value" entries, used as is
   std::optional<std::string> cwd;
   std::vector<int> pass_fds;  // borrowed; inherited by the child at the same number
+  // Set in the child after its descriptors and before exec, limits first
+  // (while it still has the daemon's privileges), then the ids. posix_spawn
+  // can do neither, so a request with either starts through clone_exec
+  // (clone_exec.h) instead: a root daemon drops to the sandbox uid this way
+  // without exec'ing a helper (setpriv, prlimit) first.
+  std::vector<ChildLimit> limits;
+  std::optional<ChildCredentials> credentials;
 };
 
 struct SpawnedPipes {
@@ -29,7 +49,9 @@ struct SpawnedPipes {
 
 // Runs posix_spawn (glibc: clone(CLONE_VM|CLONE_VFORK) + exec, so nothing but
 // async-signal-safe work happens in the child, and an exec failure comes back
-// as this function's error). Every fd this creates is close-on-exec.
+// as this function's error), or clone_exec when the request has limits or
+// credentials; the child sees the same either way. Every fd this creates is
+// close-on-exec.
 Result<SpawnedPipes> spawn_with_pipes(const SpawnRequest& request);
 
 // Resolves a bare program name the way execvp would, but against the child's

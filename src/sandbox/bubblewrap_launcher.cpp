@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -497,28 +498,19 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
     return error;
   }
   proc::SpawnRequest request;
-  request.argv = with_identity(identity, identity_.setpriv, std::move(argv.value()));
+  request.argv = std::move(argv.value());
   if (identity.dropped) {
-    // util-linux prlimit sets the per-process limits while still root, so
-    // bubblewrap, its PID 1 and the worker all inherit them.
-    auto limiter = resolve_prlimit();
-    if (!limiter) {
-      return make_error(
-          ErrorCode::kSandboxUnavailable,
-          "prlimit (util-linux) is not installed: the sandbox's limits cannot be set");
-    }
-    std::vector<std::string> wrapped = {*limiter};
-    auto add = [&](const char* flag, const std::optional<std::uint64_t>& value) {
-      if (value)
-        wrapped.push_back(std::string(flag) + std::to_string(*value) + ":" +
-                          std::to_string(*value));
+    // The supervisor's child sets the per-process limits while still root,
+    // then leaves root for the sandbox uid, and only then execs bubblewrap:
+    // bubblewrap, its PID 1 and the worker all inherit both, and no helper
+    // program (setpriv, prlimit) costs an exec on every start.
+    auto add = [&](int resource, const std::optional<std::uint64_t>& value) {
+      if (value) request.limits.push_back({resource, *value});
     };
-    add("--as=", settings_.limits.address_space_bytes);
-    add("--cpu=", settings_.limits.cpu_seconds);
-    add("--fsize=", settings_.limits.file_size_bytes);
-    wrapped.emplace_back("--");
-    wrapped.insert(wrapped.end(), request.argv.begin(), request.argv.end());
-    request.argv = std::move(wrapped);
+    add(RLIMIT_AS, settings_.limits.address_space_bytes);
+    add(RLIMIT_CPU, settings_.limits.cpu_seconds);
+    add(RLIMIT_FSIZE, settings_.limits.file_size_bytes);
+    request.credentials = proc::ChildCredentials{identity.uid, identity.gid};
   }
   request.env = sandbox_environment(spec.request.env);
   request.cwd = spec.request.cwd;

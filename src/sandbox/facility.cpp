@@ -61,9 +61,10 @@ Facility unavailable(std::string bwrap_path, Diagnosis diagnosis) {
   return facility;
 }
 
-// One probe run, as `identity` when it drops root (`setpriv` then runs it).
+// One probe run, as `identity` when it drops root (the spawned child
+// switches ids before it execs bubblewrap, as a kernel's launch does).
 Facility probe_as(const SandboxSettings& settings, const std::string& bwrap_path,
-                  const SandboxIdentity& identity, const std::string& setpriv) {
+                  const SandboxIdentity& identity) {
   BwrapCommand command = isolation_command(bwrap_path, settings);
   auto seccomp = seccomp_program_fd();
   if (!seccomp) {
@@ -78,7 +79,8 @@ Facility probe_as(const SandboxSettings& settings, const std::string& bwrap_path
   if (!argv) return unavailable(bwrap_path, {FailureCause::kOther, argv.error().message});
 
   proc::SpawnRequest request;
-  request.argv = with_identity(identity, setpriv, std::move(argv.value()));
+  request.argv = std::move(argv.value());
+  if (identity.dropped) request.credentials = proc::ChildCredentials{identity.uid, identity.gid};
   request.env = {"PATH=/usr/bin:/bin"};
   request.cwd = "/";
   request.pass_fds = {seccomp->get()};
@@ -113,25 +115,19 @@ Facility run_probe(const SandboxSettings& settings) {
   auto bwrap = resolve_bwrap(settings.bwrap);
   if (!bwrap) return unavailable("", bwrap_missing(settings.bwrap));
   SandboxIdentity own = choose_identity(settings, ::getuid(), ::getgid(), std::nullopt);
-  if (!own.dropped) return probe_as(settings, *bwrap, own, "");
+  if (!own.dropped) return probe_as(settings, *bwrap, own);
 
-  std::string problem;
-  if (auto setpriv = resolve_setpriv()) {
-    Facility dropped = probe_as(settings, *bwrap, own, *setpriv);
-    if (dropped.available) {
-      dropped.drops_root = true;
-      dropped.setpriv_path = *setpriv;
-      return dropped;
-    }
-    problem = "bubblewrap does not start as uid " + std::to_string(own.uid) + ": " +
-              dropped.failure->message;
-  } else {
-    problem = "setpriv (util-linux) is not installed, so the sandbox cannot leave host root";
+  Facility dropped = probe_as(settings, *bwrap, own);
+  if (dropped.available) {
+    dropped.drops_root = true;
+    return dropped;
   }
+  std::string problem = "bubblewrap does not start as uid " + std::to_string(own.uid) + ": " +
+                        dropped.failure->message;
   // As root the sandbox still isolates, but its uid is the host's root:
   // kernels then run degraded (auto) or not at all (enforce, the self-test).
   SandboxIdentity as_root;
-  Facility facility = probe_as(settings, *bwrap, as_root, "");
+  Facility facility = probe_as(settings, *bwrap, as_root);
   facility.identity_problem = problem;
   return facility;
 }

@@ -19,11 +19,10 @@ struct Facility {
   std::string version;     // what `bwrap --version` printed inside the sandbox
   std::optional<Diagnosis> failure;
   // A root daemon's sandboxes run as an unprivileged uid (sandbox_identity.h)
-  // when the probe proved that works: setpriv exists and bubblewrap starts
-  // as that uid. Otherwise `identity_problem` says why not, and kernels run
-  // degraded (auto) or refuse to start (enforce).
+  // when the probe proved that works: bubblewrap starts as that uid.
+  // Otherwise `identity_problem` says why not, and kernels run degraded
+  // (auto) or refuse to start (enforce).
   bool drops_root = false;
-  std::string setpriv_path;
   std::string identity_problem;
 };
 

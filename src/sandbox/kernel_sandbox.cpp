@@ -41,7 +41,7 @@ Result<Launcher*> KernelSandbox::launcher() {
     status_.version = facility.version;
     launcher_ = std::make_unique<BubblewrapLauncher>(
         facility.bwrap_path, settings_,
-        IdentityPlan{facility.drops_root, facility.setpriv_path, facility.identity_problem});
+        IdentityPlan{facility.drops_root, facility.identity_problem});
     return launcher_.get();
   }
   const Diagnosis& diagnosis = *facility.failure;

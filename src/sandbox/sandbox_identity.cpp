@@ -9,8 +9,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "proc/spawn.h"
-
 namespace o4s::sandbox {
 
 SandboxIdentity choose_identity(const SandboxSettings& settings, uid_t host_uid, gid_t host_gid,
@@ -40,20 +38,6 @@ SandboxIdentity choose_identity(const SandboxSettings& settings, uid_t host_uid,
   }
   if (settings.sandbox_gid) identity.gid = *settings.sandbox_gid;
   return identity;
-}
-
-std::vector<std::string> with_identity(const SandboxIdentity& identity, const std::string& setpriv,
-                                       std::vector<std::string> argv) {
-  if (!identity.dropped) return argv;
-  // --clear-groups: root's supplementary groups (often 0) must not follow.
-  // Changing every uid from 0 to non-zero clears all capabilities, so
-  // bubblewrap starts as an ordinary user and needs unprivileged user
-  // namespaces, like on any desktop.
-  std::vector<std::string> out = {setpriv, "--reuid=" + std::to_string(identity.uid),
-                                  "--regid=" + std::to_string(identity.gid), "--clear-groups",
-                                  "--"};
-  out.insert(out.end(), argv.begin(), argv.end());
-  return out;
 }
 
 namespace {
@@ -176,19 +160,6 @@ Status hand_over_exchange_dir(const SandboxIdentity& identity, const std::string
   if (::stat(dir.c_str(), &st) != 0) return system_error("stat " + dir, errno);
   if (can_search(st, identity.uid, identity.gid)) return {};
   return grant(dir, st, identity.uid, 1);
-}
-
-std::optional<std::string> resolve_setpriv() { return resolve_util_linux("setpriv"); }
-std::optional<std::string> resolve_prlimit() { return resolve_util_linux("prlimit"); }
-
-std::optional<std::string> resolve_util_linux(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string search = std::string("PATH=") + (path != nullptr ? path : "") + ":/usr/bin:/bin";
-  std::string resolved = proc::resolve_program(name, {search});
-  if (resolved.find('/') == std::string::npos || ::access(resolved.c_str(), X_OK) != 0) {
-    return std::nullopt;
-  }
-  return resolved;
 }
 
 }  // namespace o4s::sandbox

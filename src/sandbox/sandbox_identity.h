@@ -2,8 +2,9 @@
 // uid that started it, so a daemon running as root would hand every cell the
 // host's root uid: host sysctls through /proc/sys, set-uid-root files left
 // in the workspace. A root daemon therefore starts bubblewrap as an
-// unprivileged host uid (util-linux setpriv drops the ids before bubblewrap
-// runs, since posix_spawn cannot), and a non-root daemon keeps its own.
+// unprivileged host uid (the spawned child drops the ids before it execs
+// bubblewrap: proc::SpawnRequest::credentials), and a non-root daemon keeps
+// its own.
 //
 // Ownership: the cell's files are owned by that uid. Unless configured, it is
 // the workspace's owner when that is not root (the user's files stay the
@@ -35,8 +36,7 @@ struct SandboxIdentity {
 
 // What the facility probe established for a root daemon (facility.h).
 struct IdentityPlan {
-  bool drops_root = false;  // setpriv works and bubblewrap starts as the uid
-  std::string setpriv;      // its resolved path
+  bool drops_root = false;  // bubblewrap starts as the uid
   std::string problem;      // why a root daemon cannot drop root, if it cannot
 };
 
@@ -44,11 +44,6 @@ struct IdentityPlan {
 // uid/gid are `host_uid`/`host_gid`; `workspace_owner` as stat() saw it.
 SandboxIdentity choose_identity(const SandboxSettings& settings, uid_t host_uid, gid_t host_gid,
                                 std::optional<std::pair<uid_t, gid_t>> workspace_owner);
-
-// `argv` prefixed with the id switch when the identity drops root:
-// setpriv --reuid=U --regid=G --clear-groups -- argv...
-std::vector<std::string> with_identity(const SandboxIdentity& identity, const std::string& setpriv,
-                                       std::vector<std::string> argv);
 
 // Lets the sandbox uid create files in a workspace directory it does not own
 // (see above); a no-op unless the identity drops root.
@@ -63,10 +58,5 @@ Status let_walk_to(const SandboxIdentity& identity, const std::string& path);
 // (the R kernel's 0700 sink directory) to open what the host put there for
 // it (fifos it may write); search only, no listing. No-op unless dropped.
 Status hand_over_exchange_dir(const SandboxIdentity& identity, const std::string& dir);
-
-// util-linux setpriv on the daemon's PATH (or the usual places), or nullopt.
-std::optional<std::string> resolve_setpriv();
-std::optional<std::string> resolve_prlimit();
-std::optional<std::string> resolve_util_linux(const std::string& name);
 
 }  // namespace o4s::sandbox

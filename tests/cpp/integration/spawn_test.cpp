@@ -1,18 +1,23 @@
 // spawn_with_pipes against real processes (spec kernel.md §2.2, §2.3, §2.5):
 // new session, signal dispositions and mask reset, no inherited host fds,
-// exec failure as an error.
+// exec failure as an error -- each through both starts: posix_spawn, and
+// clone_exec (a request with limits or credentials).
 #include "proc/spawn.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -30,7 +35,7 @@ struct Ran {
   std::optional<int> code;
 };
 
-Ran run_to_end(const SpawnRequest& request) {
+Ran run_through(const SpawnRequest& request) {
   auto spawned = spawn_with_pipes(request);
   if (!spawned) {
     ADD_FAILURE() << "spawn failed: " << spawned.error().message;
@@ -43,6 +48,25 @@ Ran run_to_end(const SpawnRequest& request) {
   ran.code = child->wait(10'000ms);
   return ran;
 }
+
+// Every test runs through posix_spawn and through clone_exec: a request with
+// a limit (a core size of 0, harmless) takes the second path.
+class SpawnTest : public ::testing::TestWithParam<bool> {
+ protected:
+  SpawnRequest shaped(SpawnRequest request) const {
+    if (GetParam()) request.limits.push_back({RLIMIT_CORE, 0});
+    return request;
+  }
+  Result<SpawnedPipes> spawn(const SpawnRequest& request) const {
+    return spawn_with_pipes(shaped(request));
+  }
+  Ran run_to_end(const SpawnRequest& request) const { return run_through(shaped(request)); }
+};
+
+INSTANTIATE_TEST_SUITE_P(BothStarts, SpawnTest, ::testing::Values(false, true),
+                         [](const auto& info) {
+                           return std::string(info.param ? "CloneExec" : "PosixSpawn");
+                         });
 
 // Signals whose ignored disposition the spawn must reset (an ignored
 // disposition survives exec; handled ones are reset by exec itself).
@@ -65,8 +89,8 @@ class IgnoredSignals {
   struct sigaction saved_[NSIG] {};
 };
 
-TEST(SpawnTest, ChildLeadsANewSessionAndGroup) {
-  auto spawned = spawn_with_pipes(probe_request({"wait-stdin"}));
+TEST_P(SpawnTest, ChildLeadsANewSessionAndGroup) {
+  auto spawned = spawn(probe_request({"wait-stdin"}));
   ASSERT_TRUE(spawned.ok()) << spawned.error().message;
   auto child = adopt(spawned->pid);
   const pid_t pid = spawned->pid;
@@ -78,11 +102,11 @@ TEST(SpawnTest, ChildLeadsANewSessionAndGroup) {
   EXPECT_EQ(child->wait(10'000ms), std::optional<int>(0));
 }
 
-TEST(SpawnTest, IgnoredSignalsAreResetToDefaultFromAnyThread) {
+TEST_P(SpawnTest, IgnoredSignalsAreResetToDefaultFromAnyThread) {
   IgnoredSignals ignored;
   // Spawning off the main thread must work the same (spec §2.5).
   Ran ran;
-  std::thread([&ran] { ran = run_to_end(probe_request({"status"})); }).join();
+  std::thread([this, &ran] { ran = run_to_end(probe_request({"status"})); }).join();
   ASSERT_EQ(ran.code, std::optional<int>(0)) << ran.out;
   auto ignored_mask = status_mask(ran.out, "SigIgn");
   ASSERT_TRUE(ignored_mask.has_value()) << ran.out;
@@ -93,7 +117,7 @@ TEST(SpawnTest, IgnoredSignalsAreResetToDefaultFromAnyThread) {
   EXPECT_EQ(now.sa_handler, SIG_IGN);
 }
 
-TEST(SpawnTest, ChildSignalMaskIsEmptyEvenWhenTheSpawningThreadBlocksSignals) {
+TEST_P(SpawnTest, ChildSignalMaskIsEmptyEvenWhenTheSpawningThreadBlocksSignals) {
   Ran ran;
   std::uint64_t spawner_mask = 0;
   std::thread([&] {
@@ -112,7 +136,7 @@ TEST(SpawnTest, ChildSignalMaskIsEmptyEvenWhenTheSpawningThreadBlocksSignals) {
   EXPECT_EQ(status_mask(ran.out, "SigBlk"), std::optional<std::uint64_t>(0)) << ran.out;
 }
 
-TEST(SpawnTest, HostDescriptorsAreNotInherited) {
+TEST_P(SpawnTest, HostDescriptorsAreNotInherited) {
   // A descriptor some library leaked without O_CLOEXEC, and the test's own
   // close-on-exec ones: the child sees only its three pipes.
   UniqueFd leaked(::open("/dev/null", O_RDONLY));
@@ -126,7 +150,7 @@ TEST(SpawnTest, HostDescriptorsAreNotInherited) {
   EXPECT_EQ(ran.out, "0 1 2 \n");
 }
 
-TEST(SpawnTest, PassedDescriptorKeepsItsNumberAndNothingElseLeaks) {
+TEST_P(SpawnTest, PassedDescriptorKeepsItsNumberAndNothingElseLeaks) {
   // Leaked (non-CLOEXEC) descriptors numbered both below and above the
   // passed one: only the passed descriptor may reach the child (under
   // bubblewrap the child is a sandboxed cell).
@@ -146,26 +170,26 @@ TEST(SpawnTest, PassedDescriptorKeepsItsNumberAndNothingElseLeaks) {
   EXPECT_EQ(ran.out, "0 1 2 " + std::to_string(pass_read.get()) + " \n");
 }
 
-TEST(SpawnTest, ExecFailureIsAnErrorNotAnExit127) {
+TEST_P(SpawnTest, ExecFailureIsAnErrorNotAnExit127) {
   SpawnRequest missing = probe_request({});
   missing.argv = {"/nonexistent/o4s-program", "arg"};
-  auto failed = spawn_with_pipes(missing);
+  auto failed = spawn(missing);
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.error().code, ErrorCode::kSystem);
   EXPECT_EQ(failed.error().sys_errno, ENOENT);
   EXPECT_EQ(failed.error().message, "spawn /nonexistent/o4s-program: ENOENT");
 }
 
-TEST(SpawnTest, NonExecutableFileIsAnError) {
+TEST_P(SpawnTest, NonExecutableFileIsAnError) {
   TempDir dir;
   SpawnRequest request = probe_request({});
   request.argv = {dir.write_file("not-executable", "#!/bin/sh\nexit 0\n", 0644)};
-  auto failed = spawn_with_pipes(request);
+  auto failed = spawn(request);
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.error().sys_errno, EACCES);
 }
 
-TEST(SpawnTest, BareNameMissingFromPathIsNotRunFromTheWorkingDirectory) {
+TEST_P(SpawnTest, BareNameMissingFromPathIsNotRunFromTheWorkingDirectory) {
   // The child's cwd is the workspace, which cell code controls; a bare name
   // not found on PATH must fail as execvp would, never run ./name.
   TempDir workspace;
@@ -174,7 +198,7 @@ TEST(SpawnTest, BareNameMissingFromPathIsNotRunFromTheWorkingDirectory) {
   request.argv = {"o4s-cwd-trap"};
   request.env = {"PATH=/nonexistent"};
   request.cwd = workspace.path();
-  auto spawned = spawn_with_pipes(request);
+  auto spawned = spawn(request);
   if (spawned.ok()) {
     auto child = adopt(spawned->pid);
     std::string out = read_all_with_timeout(spawned->stdout_read.get(), 10s).value_or("");
@@ -184,14 +208,14 @@ TEST(SpawnTest, BareNameMissingFromPathIsNotRunFromTheWorkingDirectory) {
   EXPECT_EQ(spawned.error().sys_errno, ENOENT);
 }
 
-TEST(SpawnTest, EmptyArgvIsInvalid) {
+TEST_P(SpawnTest, EmptyArgvIsInvalid) {
   SpawnRequest request;
-  auto failed = spawn_with_pipes(request);
+  auto failed = spawn(request);
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.error().code, ErrorCode::kInvalidArgument);
 }
 
-TEST(SpawnTest, EnvironmentIsExactlyTheRequested) {
+TEST_P(SpawnTest, EnvironmentIsExactlyTheRequested) {
   SpawnRequest request;
   request.argv = {"env"};  // resolved against the child's PATH
   request.env = {"PATH=/usr/bin:/bin", "O4S_A=1", "O4S_B=x=y"};
@@ -200,7 +224,7 @@ TEST(SpawnTest, EnvironmentIsExactlyTheRequested) {
   EXPECT_EQ(ran.out, "PATH=/usr/bin:/bin\nO4S_A=1\nO4S_B=x=y\n");
 }
 
-TEST(SpawnTest, WorkingDirectoryIsApplied) {
+TEST_P(SpawnTest, WorkingDirectoryIsApplied) {
   TempDir dir;
   SpawnRequest request = probe_request({"cwd"});
   request.cwd = dir.path();
@@ -209,8 +233,8 @@ TEST(SpawnTest, WorkingDirectoryIsApplied) {
   EXPECT_EQ(ran.out, std::filesystem::canonical(dir.path()).string() + "\n");
 }
 
-TEST(SpawnTest, PipesAreCloseOnExecInTheHost) {
-  auto spawned = spawn_with_pipes(probe_request({"wait-stdin"}));
+TEST_P(SpawnTest, PipesAreCloseOnExecInTheHost) {
+  auto spawned = spawn(probe_request({"wait-stdin"}));
   ASSERT_TRUE(spawned.ok());
   auto child = adopt(spawned->pid);
   for (int fd : {spawned->stdin_write.get(), spawned->stdout_read.get(), spawned->stderr_read.get(),
@@ -219,6 +243,103 @@ TEST(SpawnTest, PipesAreCloseOnExecInTheHost) {
   }
   spawned->stdin_write.reset();
   EXPECT_EQ(child->wait(10'000ms), std::optional<int>(0));
+}
+
+// /proc/self/<file> as the child of `request` sees it.
+std::string child_proc_file(SpawnRequest request, const std::string& file) {
+  request.argv = {"/bin/cat", "/proc/self/" + file};
+  request.env = {"PATH=/usr/bin:/bin"};
+  Ran ran = run_through(request);
+  EXPECT_EQ(ran.code, std::optional<int>(0)) << ran.out;
+  return ran.out;
+}
+
+// The line of /proc/<pid>/status or /proc/<pid>/limits that starts with
+// `key`, whitespace collapsed.
+std::string line_of(const std::string& text, const std::string& key) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(key, 0) != 0) continue;
+    std::istringstream words(line.substr(key.size()));
+    std::string out;
+    for (std::string word; words >> word;) out += (out.empty() ? "" : " ") + word;
+    return out;
+  }
+  return "<no " + key + ">";
+}
+
+TEST(CloneExecTest, LimitsAreSetSoftAndHardBeforeExec) {
+  SpawnRequest request;
+  request.limits = {{RLIMIT_AS, 1ULL << 30}, {RLIMIT_CPU, 7}, {RLIMIT_FSIZE, 1ULL << 20}};
+  std::string limits = child_proc_file(request, "limits");
+  EXPECT_EQ(line_of(limits, "Max address space"), "1073741824 1073741824 bytes");
+  EXPECT_EQ(line_of(limits, "Max cpu time"), "7 7 seconds");
+  EXPECT_EQ(line_of(limits, "Max file size"), "1048576 1048576 bytes");
+}
+
+// A root daemon's sandbox child leaves root before it execs bubblewrap.
+TEST(CloneExecTest, CredentialsDropEveryIdAndGroupBeforeExec) {
+  if (::getuid() != 0) GTEST_SKIP() << "switching ids needs a root daemon";
+  SpawnRequest request;
+  request.credentials = ChildCredentials{65534, 65534};
+  std::string status = child_proc_file(request, "status");
+  EXPECT_EQ(line_of(status, "Uid:"), "65534 65534 65534 65534");
+  EXPECT_EQ(line_of(status, "Gid:"), "65534 65534 65534 65534");
+  EXPECT_EQ(line_of(status, "Groups:"), "");
+  EXPECT_EQ(line_of(status, "CapEff:"), "0000000000000000");
+  EXPECT_EQ(line_of(status, "CapPrm:"), "0000000000000000");
+}
+
+// glibc's setuid family would change the ids of every thread of the calling
+// process; the child shares the daemon's memory, so it must make the raw
+// system calls or the daemon's own threads would drop root (or worse, a
+// thread of the daemon would end up with the sandbox's ids).
+TEST(CloneExecTest, TheDaemonAndItsOtherThreadsKeepTheirIds) {
+  if (::getuid() != 0) GTEST_SKIP() << "switching ids needs a root daemon";
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool spawned = false;
+  pid_t other_tid = 0;
+  std::thread other([&] {
+    std::unique_lock lock(mutex);
+    other_tid = static_cast<pid_t>(::syscall(SYS_gettid));
+    changed.notify_all();
+    changed.wait(lock, [&] { return spawned; });
+  });
+  {
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [&] { return other_tid != 0; });
+  }
+  SpawnRequest request;
+  request.credentials = ChildCredentials{65534, 65534};
+  EXPECT_EQ(line_of(child_proc_file(request, "status"), "Uid:"), "65534 65534 65534 65534");
+  std::ifstream in("/proc/self/task/" + std::to_string(other_tid) + "/status");
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(line_of(text.str(), "Uid:"), "0 0 0 0");
+  EXPECT_EQ(::getuid(), 0u);
+  EXPECT_EQ(::geteuid(), 0u);
+  {
+    std::lock_guard lock(mutex);
+    spawned = true;
+  }
+  changed.notify_all();
+  other.join();
+}
+
+TEST(CloneExecTest, AFailedStepIsAnErrorNamingItAndLeavesNoChild) {
+  SpawnRequest request = probe_request({"fds"});
+  // Above fs.nr_open: the kernel refuses it even to root.
+  request.limits = {{RLIMIT_NOFILE, 1ULL << 40}};
+  auto failed = spawn_with_pipes(request);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().sys_errno, EPERM);
+  EXPECT_NE(failed.error().message.find("(setrlimit)"), std::string::npos)
+      << failed.error().message;
+  // Reaped: no zombie child of this process remains.
+  errno = 0;
+  EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1);
+  EXPECT_EQ(errno, ECHILD);
 }
 
 }  // namespace

@@ -71,16 +71,11 @@ def test_nbclient_keeps_a_matplotlib_png(environment):
     assert any("image/png" in o.get("data", {}) for o in outputs), outputs
 
 
-@pytest.mark.xfail(
-    reason="jupyter console 6.4 sends its first cell without waiting for iopub to be "
-    "connected (no wait_for_ready); a subscriber that connected before the kernel bound "
-    "its ports can miss that cell's idle status and the console then waits forever. "
-    "Rare since the kernel binds before it starts its worker (0 of 16 runs here), and "
-    "the same race exists with ipykernel.",
-    strict=False,
-    raises=(AssertionError, subprocess.TimeoutExpired),
-)
 def test_jupyter_console_answers_a_cell(environment):
+    # jupyter console 6.4 sends its first cell without waiting for iopub
+    # (no wait_for_ready); the kernel's iopub hold (iopub_hold.h) keeps the
+    # cell's messages until the console's subscription lands, where a plain
+    # PUB socket would drop them and leave the console waiting for idle.
     proc = subprocess.run(
         [
             "jupyter",

@@ -287,3 +287,71 @@ def test_a_client_that_connects_at_once_gets_its_iopub_messages(environment):
             finally:
                 kc.stop_channels()
                 km.shutdown_kernel(now=True)
+
+
+def _iopub_kinds(kc, msg_id, seconds):
+    import queue
+
+    kinds, texts = [], []
+    deadline = time.monotonic() + seconds
+    while "idle" not in kinds and time.monotonic() < deadline:
+        try:
+            message = kc.get_iopub_msg(timeout=1)
+        except queue.Empty:
+            continue
+        if message["parent_header"].get("msg_id") == msg_id:
+            kinds.append(message["content"].get("execution_state", message["msg_type"]))
+            texts.append(message["content"].get("text", ""))
+    return kinds, "".join(texts)
+
+
+def test_a_cell_sent_before_the_client_subscribes_keeps_its_iopub_messages(environment):
+    # The race jupyter console 6.4 runs, made certain: the client's first
+    # request is answered before it has even connected iopub. A PUB socket
+    # drops what it publishes before a subscription lands; the kernel holds
+    # iopub until its first subscriber (iopub_hold.h), so the busy, the
+    # stream and the idle of that cell all still arrive. ipykernel loses
+    # them.
+    from jupyter_client.manager import KernelManager
+
+    with environment.applied():
+        km = KernelManager(kernel_name=environment.kernel_name)
+        km.start_kernel(cwd=str(environment.workspace))
+        kc = km.client()
+        kc.start_channels(iopub=False)
+        try:
+            msg_id = kc.execute("print(6 * 7)")
+            reply = kc.get_shell_msg(timeout=60)
+            assert reply["parent_header"]["msg_id"] == msg_id
+            assert reply["content"]["status"] == "ok"
+            kc.iopub_channel.start()
+            kinds, text = _iopub_kinds(kc, msg_id, 20)
+            assert kinds[:1] == ["busy"] and kinds[-1:] == ["idle"], kinds
+            assert text == "42\n"
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+
+
+def test_a_kernel_nobody_subscribes_to_still_shuts_down_by_itself(environment):
+    # The hold ends when the kernel stops: xeus's stop waits for the
+    # publisher thread, which must not sit out the hold's 10 s (the client
+    # would have killed the kernel by then).
+    from jupyter_client.manager import KernelManager
+
+    with environment.applied():
+        km = KernelManager(kernel_name=environment.kernel_name)
+        km.start_kernel(cwd=str(environment.workspace))
+        kc = km.client()
+        kc.start_channels(iopub=False)
+        try:
+            msg_id = kc.execute("x = 1")
+            reply = kc.get_shell_msg(timeout=60)
+            assert reply["parent_header"]["msg_id"] == msg_id
+        finally:
+            kc.stop_channels()
+        process = km.provisioner.process
+        km.shutdown_kernel(now=False)  # a shutdown_request, not a kill
+        # jupyter_client terminates, then kills, a kernel that has not
+        # exited by half its shutdown_wait_time; 0 means it left by itself.
+        assert process.wait(30) == 0

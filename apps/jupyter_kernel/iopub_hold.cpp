@@ -1,0 +1,62 @@
+#include "iopub_hold.h"
+
+#include <zmq.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+namespace o4s::jupyter_app {
+
+namespace {
+
+std::atomic<void*> iopub_socket{nullptr};
+std::atomic<bool> released{false};
+
+// Reads every subscription message waiting on the XPUB; true when one
+// subscribes (first byte 1; 0 is an unsubscription).
+bool drain_subscriptions(void* socket) {
+  bool subscribed = false;
+  zmq_msg_t message;
+  zmq_msg_init(&message);
+  while (zmq_msg_recv(&message, socket, ZMQ_DONTWAIT) >= 0) {
+    const auto* data = static_cast<const unsigned char*>(zmq_msg_data(&message));
+    if (zmq_msg_size(&message) > 0 && data[0] == 1) subscribed = true;
+  }
+  zmq_msg_close(&message);
+  return subscribed;
+}
+
+}  // namespace
+
+int socket_type_for(int type) { return type == ZMQ_PUB ? ZMQ_XPUB : type; }
+
+void note_bound(void* socket, const char* endpoint) {
+  int type = 0;
+  size_t size = sizeof type;
+  if (zmq_getsockopt(socket, ZMQ_TYPE, &type, &size) != 0 || type != ZMQ_XPUB) return;
+  // xeus also publishes to its own publisher thread over inproc://.
+  if (endpoint == nullptr || std::strncmp(endpoint, "inproc://", 9) == 0) return;
+  iopub_socket.store(socket, std::memory_order_release);
+}
+
+void before_send(void* socket) {
+  if (released.load(std::memory_order_acquire)) return;
+  if (socket != iopub_socket.load(std::memory_order_acquire)) return;
+  // Only xeus's publisher thread sends on iopub, so only it waits here.
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + kIopubHoldLimit;
+  // Short slices, so that release_hold() from another thread ends it.
+  constexpr long kSliceMs = 50;
+  while (!released.load(std::memory_order_acquire) && !drain_subscriptions(socket)) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) break;
+    zmq_pollitem_t item{socket, 0, ZMQ_POLLIN, 0};
+    zmq_poll(&item, 1, std::min<long>(kSliceMs, static_cast<long>(left.count())));
+  }
+  released.store(true, std::memory_order_release);
+}
+
+void release_hold() { released.store(true, std::memory_order_release); }
+
+}  // namespace o4s::jupyter_app

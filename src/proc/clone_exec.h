@@ -1,0 +1,46 @@
+// The child half of a spawn that posix_spawn cannot express: resource limits
+// and an id switch between fork and exec. It is what glibc's posix_spawn
+// does itself -- clone(CLONE_VM | CLONE_VFORK) onto a private stack, the
+// parent suspended until the child execs or exits -- plus setrlimit and
+// setgroups/setresgid/setresuid before the exec.
+//
+// The child shares the parent's memory until exec, so it makes system calls
+// only: the id switch goes through raw syscall(2), because glibc's wrappers
+// would broadcast the change to every thread of the parent (nptl's setxid
+// protocol), and every handled signal is reset to its default before the
+// signals the parent blocked around clone are let in.
+#pragma once
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "base/result.h"
+#include "proc/spawn.h"
+
+namespace o4s::proc {
+
+// Everything the child does, in order, prepared by the parent (the child
+// allocates nothing).
+struct ChildPlan {
+  const char* program = nullptr;  // absolute or relative path, not searched
+  char* const* argv = nullptr;
+  char* const* envp = nullptr;
+  std::vector<std::pair<int, int>> dups;  // dup2(from, to); from == to clears FD_CLOEXEC
+  std::vector<int> closes;                // then closed
+  int close_from = -1;                    // then every fd >= this is closed (-1: none)
+  const char* cwd = nullptr;
+  sigset_t default_signals{};  // set to SIG_DFL even when ignored
+  std::vector<ChildLimit> limits;
+  const ChildCredentials* credentials = nullptr;
+};
+
+// Starts the child in a new session with an empty signal mask; returns its
+// pid once it has exec'd. A failing step (a limit refused, the ids, exec)
+// comes back as the error, naming the step, and the child is reaped.
+Result<pid_t> clone_exec(const ChildPlan& plan);
+
+}  // namespace o4s::proc
