@@ -9,6 +9,19 @@ status=0
 echo "== C++ tests (ctest)"
 ctest --preset release -j2 || status=1
 
+# The code that parses what a worker writes (frame codec, line reader, fast
+# decoder, the protocol corpus) under AddressSanitizer + UBSan: it is what a
+# hostile cell reaches first, and its suites build in about a minute. The
+# whole C++ tree under the sanitizers is `make test-asan` / `make test-tsan`.
+echo "== C++ untrusted-input suites under ASan + UBSan"
+asan_suites=(o4s_base_test o4s_proto_test o4s_protocol_corpus_test)
+if cmake --preset asan >/dev/null && cmake --build build/asan --target "${asan_suites[@]}"; then
+  # Suites not built here are listed by ctest as <target>_NOT_BUILT.
+  ctest --preset asan -j2 -E '_NOT_BUILT$' || status=1
+else
+  status=1
+fi
+
 echo "== project Python tests"
 # Two workers (pytest-xdist): most tests wait on real processes, not the
 # CPU, so two at a time halve the wall time on a 2-core machine.
