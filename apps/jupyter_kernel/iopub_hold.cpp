@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace o4s::jupyter_app {
@@ -55,6 +57,13 @@ void before_send(void* socket) {
     zmq_poll(&item, 1, std::min<long>(kSliceMs, static_cast<long>(left.count())));
   }
   released.store(true, std::memory_order_release);
+  if (std::getenv("OPENAI4S_JUPYTER_TRACE_IOPUB") != nullptr) {
+    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - deadline +
+                                                                        kIopubHoldLimit);
+    std::fprintf(stderr, "openai4s-jupyter-kernel: iopub held %lld ms (%s)\n",
+                 static_cast<long long>(waited.count()),
+                 Clock::now() >= deadline ? "no subscriber" : "subscribed or stopping");
+  }
 }
 
 void release_hold() { released.store(true, std::memory_order_release); }

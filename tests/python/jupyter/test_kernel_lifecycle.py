@@ -315,6 +315,7 @@ def test_a_cell_sent_before_the_client_subscribes_keeps_its_iopub_messages(envir
     from jupyter_client.manager import KernelManager
 
     with environment.applied():
+        os.environ["OPENAI4S_JUPYTER_TRACE_IOPUB"] = "1"  # on stderr if this fails
         km = KernelManager(kernel_name=environment.kernel_name)
         km.start_kernel(cwd=str(environment.workspace))
         kc = km.client()
