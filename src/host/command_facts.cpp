@@ -71,8 +71,7 @@ std::vector<std::string> extract_domains(std::string_view command) {
   std::vector<std::string> domains;
   try {
     for (std::size_t i = 0; i < command.size(); ++i) {
-      if (ascii::to_lower(command[i]) != 'h' || !ascii::matches_lower_at(command, i, "http"))
-        continue;
+      if (!ascii::matches_lower_at(command, i, "http")) continue;
       std::size_t start = i + 4;
       if (start < command.size() && ascii::to_lower(command[start]) == 's') ++start;
       if (command.substr(start, 3) != "://") continue;
