@@ -46,7 +46,7 @@ TEST(AuditPreviewTest, EveryOversizedShapeIsStillValidJson) {
   for (const Json& args : {wide, deep, keys, Json::array({std::string(10'000, '"')})}) {
     std::string preview = args_preview(args);
     EXPECT_LE(utf8::length(preview), 500u) << preview;
-    EXPECT_NO_THROW((void)Json::parse(preview)) << preview;
+    EXPECT_TRUE(Json::accept(preview)) << preview;
   }
 }
 
