@@ -12,10 +12,10 @@
 
 #include "base/paths.h"
 #include "base/sha256.h"
+#include "base/utf8.h"
 #include "host/bash_support.h"
 #include "host/egress.h"
 #include "host/precheck.h"
-#include "host/utf8_text.h"
 
 namespace o4s::host {
 
@@ -93,7 +93,7 @@ Refusal check_command_and_worker(const Json& spec, const BashContext& context, R
   if (request.command.find('\0') != std::string::npos) return refuse("command contains a NUL byte");
   const Json& challenge = field(spec, "challenge");
   if (!challenge.is_string() ||
-      utf8_length(challenge.get_ref<const std::string&>()) < kMinChallengeChars) {
+      utf8::length(challenge.get_ref<const std::string&>()) < kMinChallengeChars) {
     return refuse("missing worker challenge");
   }
   request.challenge = challenge.get<std::string>();

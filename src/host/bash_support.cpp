@@ -12,8 +12,8 @@
 
 #include "base/random_id.h"
 #include "base/sha256.h"
+#include "base/utf8.h"
 #include "host/precheck.h"
-#include "host/utf8_text.h"
 
 namespace o4s::host::bash {
 
@@ -76,7 +76,7 @@ std::string status_of(const Json& report) {
 Json stream_summary(const Json& report, const std::string& name, std::size_t preview_chars) {
   const Json& value = field(report, name.c_str());
   const std::string text = value.is_string() ? value.get<std::string>() : std::string();
-  const auto retained = static_cast<std::int64_t>(utf8_length(text));
+  const auto retained = static_cast<std::int64_t>(utf8::length(text));
   const std::int64_t claimed =
       as_integer(field(report, (name + "_seen_chars").c_str())).value_or(0);
   const std::int64_t seen = std::max(retained, claimed);
@@ -97,7 +97,7 @@ std::string safe_path(const std::string& path) {
   const std::string_view base =
       slash == std::string_view::npos ? trimmed : trimmed.substr(slash + 1);
   if (is_secret_basename(base)) return "<secret-path>";
-  return std::string(utf8_prefix(path, kMaxDiffPathChars));
+  return std::string(utf8::prefix(path, kMaxDiffPathChars));
 }
 
 Json diff_summary(const Json& report) {

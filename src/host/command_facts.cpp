@@ -5,22 +5,13 @@
 #include <string_view>
 #include <vector>
 
+#include "base/ascii.h"
 #include "host/precheck.h"
 #include "host/shell_lexer.h"
 
 namespace o4s::host {
 
 namespace {
-
-char to_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool iequals_at(std::string_view text, std::size_t i, std::string_view word) {
-  if (text.size() - i < word.size()) return false;
-  for (std::size_t k = 0; k < word.size(); ++k) {
-    if (to_lower(text[i + k]) != word[k]) return false;
-  }
-  return true;
-}
 
 // Where a URL's authority ends: path, query, fragment, or text that cannot
 // be part of a URL written in a shell command.
@@ -43,8 +34,7 @@ std::string host_of(std::string_view authority) {
   } else {
     authority = authority.substr(0, authority.find(':'));
   }
-  std::string host;
-  for (char c : authority) host.push_back(to_lower(c));
+  std::string host = ascii::lowered(authority);
   while (!host.empty() && host.back() == '.') host.pop_back();
   return host;
 }
@@ -81,9 +71,9 @@ std::vector<std::string> extract_domains(std::string_view command) {
   std::vector<std::string> domains;
   try {
     for (std::size_t i = 0; i < command.size(); ++i) {
-      if (to_lower(command[i]) != 'h' || !iequals_at(command, i, "http")) continue;
+      if (!ascii::matches_lower_at(command, i, "http")) continue;
       std::size_t start = i + 4;
-      if (start < command.size() && to_lower(command[start]) == 's') ++start;
+      if (start < command.size() && ascii::to_lower(command[start]) == 's') ++start;
       if (command.substr(start, 3) != "://") continue;
       start += 3;
       std::size_t end = start;

@@ -1,10 +1,10 @@
 #include "host/dispatcher.h"
 
-#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
+#include "base/ascii.h"
 #include "host/egress.h"
 #include "host/permission_gate.h"
 #include "host/precheck.h"
@@ -21,8 +21,7 @@ std::string lower_trimmed(std::string text) {
   auto first = text.find_first_not_of(" \t\r\n");
   auto last = text.find_last_not_of(" \t\r\n");
   text = first == std::string::npos ? "" : text.substr(first, last - first + 1);
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
+  return ascii::lowered(text);
 }
 
 bool egress_allowlist_mode(const HostSettings& settings) {
@@ -94,9 +93,9 @@ Json decode_args(const Json& args) {
     for (const auto& [key, value] : arg.items()) {
       std::string name;
       for (char c : key) {
-        if (std::isupper(static_cast<unsigned char>(c))) {
+        if (ascii::is_upper(c)) {
           name.push_back('_');
-          name.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+          name.push_back(ascii::to_lower(c));
         } else {
           name.push_back(c);
         }

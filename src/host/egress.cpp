@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "base/ascii.h"
+
 namespace o4s::host {
 
 namespace {
@@ -33,13 +35,10 @@ constexpr std::array<std::string_view, 23> kAllowed = {"pypi.org",
                                                        "figshare.com",
                                                        "huggingface.co"};
 
-char to_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
 }  // namespace
 
 bool egress_domain_allowed(std::string_view domain) {
-  std::string host;
-  for (char c : domain) host.push_back(to_lower(c));
+  std::string host = ascii::lowered(domain);
   while (!host.empty() && host.back() == '.') host.pop_back();
   if (host.empty()) return false;
   const std::string_view view = host;

@@ -4,6 +4,8 @@
 #include <tuple>
 #include <utility>
 
+#include "base/utf8.h"
+
 namespace o4s::host {
 
 namespace {
@@ -29,7 +31,7 @@ std::u32string decode_utf8(std::string_view text) {
     bool valid = length != 0 && i + length <= text.size();
     for (std::size_t k = 1; valid && k < length; ++k) {
       auto next = static_cast<unsigned char>(text[i + k]);
-      valid = (next & 0xC0) == 0x80;
+      valid = utf8::is_continuation(text[i + k]);
       code = (code << 6) | (next & 0x3F);
     }
     if (!valid) {

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/ascii.h"
 #include "host/precheck_rules.h"
 #include "host/shell_lexer.h"
 
@@ -55,12 +56,7 @@ const PrecheckRules& rules() { return precheck_rules(); }
 
 using shell::basename_of;
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
-bool is_word_char(char c) {
-  return is_digit(c) || is_lower(c) || (c >= 'A' && c <= 'Z') || c == '_';
-}
-char to_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+bool is_word_char(char c) { return ascii::is_alnum(c) || c == '_'; }
 
 bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
@@ -243,7 +239,7 @@ bool is_raw_block_device(std::string_view path) {
   if (!starts_with(path, "/dev/")) return false;
   std::string_view name = path.substr(5);
   std::size_t i = 0;
-  auto digits = [&] { return eat_run(name, i, is_digit); };
+  auto digits = [&] { return eat_run(name, i, ascii::is_digit); };
   auto literal = [&](std::string_view word) {
     if (!starts_with(name.substr(i), word)) return false;
     i += word.size();
@@ -251,7 +247,7 @@ bool is_raw_block_device(std::string_view path) {
   };
   bool matched = false;
   if (literal("sd") || literal("hd") || literal("vd") || literal("xvd")) {
-    matched = eat_run(name, i, is_lower);
+    matched = eat_run(name, i, ascii::is_lower);
     digits();
   } else if (literal("nvme")) {
     matched = digits() && literal("n") && digits();
@@ -283,11 +279,7 @@ std::uint32_t command_rows(const std::vector<std::string>& words,
   if (name == "xargs") rows |= xargs_rows(args, cwd);
   if (name == "dd" && dd_matches(args)) rows |= kDdDevice;
   if (name == "chmod" && chmod_matches(args)) rows |= kChmodRoot;
-  if (name.size() >= 4) {
-    std::string lowered;
-    for (char c : name.substr(0, 4)) lowered.push_back(to_lower(c));
-    if (lowered == "mkfs") rows |= kMkfs;  // mkfs2, MKFS.ext4 as a command
-  }
+  if (ascii::matches_lower_at(name, 0, "mkfs")) rows |= kMkfs;  // mkfs2, MKFS.ext4 as a command
   return rows;
 }
 
@@ -296,10 +288,7 @@ std::uint32_t command_rows(const std::vector<std::string>& words,
 // too. A word boundary is a non-[A-Za-z0-9_] byte, so mkfs.ext4 matches.
 bool mentions_mkfs(std::string_view text) {
   for (std::size_t i = 0; i + 4 <= text.size(); ++i) {
-    if (to_lower(text[i]) != 'm' || to_lower(text[i + 1]) != 'k' || to_lower(text[i + 2]) != 'f' ||
-        to_lower(text[i + 3]) != 's') {
-      continue;
-    }
+    if (!ascii::matches_lower_at(text, i, "mkfs")) continue;
     const bool left = i == 0 || !is_word_char(text[i - 1]);
     const bool right = i + 4 == text.size() || !is_word_char(text[i + 4]);
     if (left && right) return true;

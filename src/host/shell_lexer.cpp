@@ -3,6 +3,7 @@
 #include <array>
 #include <utility>
 
+#include "base/ascii.h"
 #include "host/precheck.h"
 #include "host/precheck_rules.h"
 
@@ -20,17 +21,12 @@ bool is_operator_start(char c) {
          c == '<';
 }
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 int digit_value(char c, int base) {
   int value = 99;
   if (c >= '0' && c <= '9') value = c - '0';
   if (c >= 'a' && c <= 'f') value = c - 'a' + 10;
   if (c >= 'A' && c <= 'F') value = c - 'A' + 10;
   return value < base ? value : -1;
-}
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
 class Lexer {
@@ -236,9 +232,9 @@ class Lexer {
   void operator_or_char() {
     // File-descriptor digits directly before a redirection belong to it
     // (2>/dev/null); they are dropped.
-    if (is_digit(text_[i_]) && !in_word_) {
+    if (ascii::is_digit(text_[i_]) && !in_word_) {
       std::size_t j = i_;
-      while (j < text_.size() && is_digit(text_[j])) ++j;
+      while (j < text_.size() && ascii::is_digit(text_[j])) ++j;
       if (j < text_.size() && (text_[j] == '<' || text_[j] == '>')) i_ = j;
     }
     if (is_operator_start(text_[i_])) {
@@ -273,7 +269,7 @@ bool writes_file(std::string_view op, std::string_view target) {
   if (op == ">&") {
     // >&2 duplicates a descriptor; >&file writes the file (bash).
     bool digits = !target.empty();
-    for (char c : target) digits = digits && is_digit(c);
+    for (char c : target) digits = digits && ascii::is_digit(c);
     return !digits && target != "-";
   }
   return op == ">" || op == ">>" || op == ">|" || op == "&>" || op == "&>>" || op == "<>";
@@ -377,12 +373,12 @@ std::string_view basename_of(std::string_view word) {
 }
 
 bool is_assignment(std::string_view word) {
-  if (word.empty() || !(is_alpha(word[0]) || word[0] == '_')) return false;
+  if (word.empty() || !(ascii::is_alpha(word[0]) || word[0] == '_')) return false;
   for (std::size_t i = 1; i < word.size(); ++i) {
     const char c = word[i];
     if (c == '=') return true;
     if (c == '+') return i + 1 < word.size() && word[i + 1] == '=';
-    if (!(is_alpha(c) || is_digit(c) || c == '_')) return false;
+    if (!(ascii::is_alnum(c) || c == '_')) return false;
   }
   return false;
 }
@@ -400,9 +396,9 @@ std::vector<std::string> shell_words(std::string_view command) {
       // whitespace split still shows every path-like word to the callers.
       std::size_t i = 0;
       while (i < command.size()) {
-        while (i < command.size() && shell::is_space(command[i])) ++i;
+        while (i < command.size() && ascii::is_space(command[i])) ++i;
         std::size_t start = i;
-        while (i < command.size() && !shell::is_space(command[i])) ++i;
+        while (i < command.size() && !ascii::is_space(command[i])) ++i;
         if (i > start) words.emplace_back(command.substr(start, i - start));
       }
       return words;

@@ -7,29 +7,16 @@
 #include <string_view>
 #include <vector>
 
+#include "base/ascii.h"
+#include "base/utf8.h"
 #include "host/precheck.h"
 #include "host/shell_lexer.h"
-#include "host/utf8_text.h"
 
 namespace o4s::host {
 
 namespace {
 
 constexpr int kMaxNesting = 4;
-
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool is_alnum(char c) { return is_alpha(c) || is_digit(c); }
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-char to_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string lowered(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = to_lower(c);
-  return out;
-}
 
 bool ends_with(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
@@ -128,7 +115,7 @@ std::string_view strip_word(std::string_view word) {
 bool is_secret_candidate(std::string_view candidate) {
   const std::string_view stripped = strip_word(candidate);
   if (stripped.empty()) return false;
-  const std::string name = lowered(shell::basename_of(stripped));
+  const std::string name = ascii::lowered(shell::basename_of(stripped));
   if (name.find_first_of("*?[") != std::string::npos) return glob_may_name_secret(name);
   return is_secret_basename(name);
 }
@@ -152,10 +139,10 @@ bool names_secret(std::string_view command, int depth) {
 
 // --- redaction --------------------------------------------------------------
 
-bool is_token_char(char c) { return is_alnum(c) || c == '_' || c == '-'; }
+bool is_token_char(char c) { return ascii::is_alnum(c) || c == '_' || c == '-'; }
 bool is_bearer_char(char c) {
-  return is_alnum(c) || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' || c == '=' ||
-         c == '-';
+  return ascii::is_alnum(c) || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' ||
+         c == '=' || c == '-';
 }
 
 std::size_t run_length(std::string_view text, std::size_t i, bool (*pred)(char)) {
@@ -164,21 +151,13 @@ std::size_t run_length(std::string_view text, std::size_t i, bool (*pred)(char))
   return j - i;
 }
 
-bool iequals_at(std::string_view text, std::size_t i, std::string_view word) {
-  if (text.size() - i < word.size()) return false;
-  for (std::size_t k = 0; k < word.size(); ++k) {
-    if (to_lower(text[i + k]) != word[k]) return false;
-  }
-  return true;
-}
-
 // "Bearer <token>" -> "Bearer <redacted>" (the scheme name in any case).
 std::string redact_bearer(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   std::size_t i = 0;
   while (i < text.size()) {
-    if ((i == 0 || !is_alnum(text[i - 1])) && iequals_at(text, i, "bearer")) {
+    if ((i == 0 || !ascii::is_alnum(text[i - 1])) && ascii::matches_lower_at(text, i, "bearer")) {
       std::size_t j = i + 6;
       const std::size_t gap = run_length(text, j, [](char c) { return c == ' ' || c == '\t'; });
       const std::size_t token = run_length(text, j + gap, is_bearer_char);
@@ -201,7 +180,7 @@ constexpr std::array<std::string_view, 10> kTokenPrefixes = {
 
 // Length of a prefixed token starting at i, or 0.
 std::size_t prefixed_token_at(std::string_view text, std::size_t i) {
-  if (i > 0 && is_alnum(text[i - 1])) return 0;
+  if (i > 0 && ascii::is_alnum(text[i - 1])) return 0;
   for (std::string_view prefix : kTokenPrefixes) {
     if (text.substr(i, prefix.size()) != prefix) continue;
     const std::size_t sep = i + prefix.size();
@@ -228,10 +207,10 @@ std::string redact_prefixed_tokens(std::string_view text) {
   return out;
 }
 
-bool is_name_char(char c) { return is_alnum(c) || c == '_' || c == '-'; }
+bool is_name_char(char c) { return ascii::is_alnum(c) || c == '_' || c == '-'; }
 
 bool is_secret_name(std::string_view name) {
-  const std::string lower = lowered(name);
+  const std::string lower = ascii::lowered(name);
   for (std::string_view marker : {"key", "token", "secret", "password", "passwd", "credential"}) {
     if (lower.find(marker) != std::string::npos) return true;
   }
@@ -247,7 +226,7 @@ std::size_t value_length(std::string_view text, std::size_t i) {
     return (close == std::string_view::npos ? text.size() : close + 1) - i;
   }
   std::size_t j = i;
-  while (j < text.size() && !is_space(text[j]) && text[j] != ';' && text[j] != '&' &&
+  while (j < text.size() && !ascii::is_space(text[j]) && text[j] != ';' && text[j] != '&' &&
          text[j] != '|' && text[j] != '\'' && text[j] != '"' && text[j] != '`' && text[j] != ')') {
     ++j;
   }
@@ -282,7 +261,7 @@ std::string redact_assignments(std::string_view text) {
 }  // namespace
 
 bool is_secret_basename(std::string_view basename) {
-  const std::string name = lowered(basename);
+  const std::string name = ascii::lowered(basename);
   // §6.6 plus the dispatcher pre-gate's *.env (§3): one rule everywhere.
   return name == ".env" || name.rfind(".env.", 0) == 0 || ends_with(name, ".env") ||
          ends_with(name, ".pem") || ends_with(name, ".key") || name == "id_rsa" ||
@@ -300,7 +279,7 @@ bool references_secret_file(std::string_view command) {
 std::string redact_secrets(std::string_view text, std::size_t limit) {
   try {
     const std::string redacted = redact_assignments(redact_prefixed_tokens(redact_bearer(text)));
-    return std::string(utf8_prefix(redacted, limit));
+    return std::string(utf8::prefix(redacted, limit));
   } catch (...) {
     return {};  // nothing unredacted ever leaves
   }

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "base/ascii.h"
 #include "base/paths.h"
 #include "base/sha256.h"
 #include "base/unique_fd.h"
@@ -28,8 +29,7 @@ std::string sanitize_filename(const std::string& name) {
   std::string out;
   bool in_run = false;
   for (char c : name) {
-    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-';
+    bool ok = ascii::is_alnum(c) || c == '.' || c == '_' || c == '-';
     if (ok) {
       out.push_back(c);
       in_run = false;

@@ -2,6 +2,8 @@
 
 #include <xeus/xinput.hpp>
 
+#include "proto/frame_types.h"
+
 namespace o4s::jupyter {
 
 namespace {
@@ -28,7 +30,7 @@ Status CellOutput::deliver(const std::string& text) {
 
 Status CellOutput::deliver(const nl::json& bundle) {
   if (silent_) return {};
-  if (bundle.value("type", "") == "clear_output") {
+  if (bundle.value("type", "") == proto::frame::kClearOutput) {
     interpreter_.clear_output(bundle.value("wait", false));
   } else {
     display(bundle);

@@ -1,7 +1,8 @@
 #include "jupyter/error_parts.h"
 
-#include <cctype>
 #include <string_view>
+
+#include "base/ascii.h"
 
 namespace o4s::jupyter {
 
@@ -26,14 +27,13 @@ bool looks_like_exception_name(std::string_view name) {
   if (name.empty()) return false;
   bool at_start = true;
   for (char c : name) {
-    auto u = static_cast<unsigned char>(c);
     if (c == '.') {
       if (at_start) return false;
       at_start = true;
       continue;
     }
-    if (!(std::isalnum(u) || c == '_' || u >= 0x80)) return false;
-    if (at_start && std::isdigit(u)) return false;
+    if (!(ascii::is_alnum(c) || c == '_' || static_cast<unsigned char>(c) >= 0x80)) return false;
+    if (at_start && ascii::is_digit(c)) return false;
     at_start = false;
   }
   return !at_start;

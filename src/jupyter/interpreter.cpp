@@ -1,11 +1,12 @@
 #include "jupyter/interpreter.h"
 
-#include <cctype>
 #include <xeus/xinput.hpp>
 
+#include "base/ascii.h"
 #include "jupyter/cell_output.h"
 #include "jupyter/error_parts.h"
 #include "jupyter/native_hooks.h"
+#include "proto/frame_types.h"
 #include "sandbox/kernel_sandbox.h"
 #include "sandbox/sandbox_settings.h"
 #include "store/store.h"
@@ -37,7 +38,7 @@ host::ApprovalAnswer ask_the_user(const host::ApprovalRequest& request) {
   std::string word;
   for (char c : answer) {
     if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {
-      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      word += ascii::to_lower(c);
     }
   }
   if (word == "y" || word == "yes") return host::ApprovalAnswer::kOnce;
@@ -192,7 +193,8 @@ nl::json Interpreter::complete_request_impl(const std::string& code, int cursor_
                  {"cursor_end", cursor_pos},
                  {"metadata", nl::json::object()}};
   // contracts.md's complete request; a worker without it answers nothing.
-  auto answer = ask_worker({{"type", "complete"}, {"code", code}, {"cursor", cursor_pos}});
+  auto answer =
+      ask_worker({{"type", proto::frame::kComplete}, {"code", code}, {"cursor", cursor_pos}});
   if (!answer) return reply;
   if (auto matches = answer->find("matches"); matches != answer->end() && matches->is_array()) {
     reply["matches"] = *matches;
@@ -208,7 +210,7 @@ nl::json Interpreter::inspect_request_impl(const std::string& code, int cursor_p
                  {"found", false},
                  {"data", nl::json::object()},
                  {"metadata", nl::json::object()}};
-  auto answer = ask_worker({{"type", "inspect"},
+  auto answer = ask_worker({{"type", proto::frame::kInspect},
                             {"code", code},
                             {"cursor", cursor_pos},
                             {"detail_level", detail_level}});
@@ -223,7 +225,7 @@ nl::json Interpreter::inspect_request_impl(const std::string& code, int cursor_p
 nl::json Interpreter::is_complete_request_impl(const std::string& code) {
   // Answered by the worker with codeop (openai4s/kernel/runtime/code_completeness.py),
   // so the grammar is the worker's own Python's.
-  auto answer = ask_worker({{"type", "is_complete"}, {"code", code}});
+  auto answer = ask_worker({{"type", proto::frame::kIsComplete}, {"code", code}});
   if (!answer) return nl::json{{"status", "unknown"}};
   nl::json reply{{"status", answer->value("status", "unknown")}};
   if (reply["status"] == "incomplete") reply["indent"] = answer->value("indent", "");

@@ -1,5 +1,7 @@
 #include "kernel/cell_io.h"
 
+#include "proto/frame_types.h"
+
 namespace o4s::kernel {
 
 namespace {
@@ -17,9 +19,9 @@ std::size_t approximate_size(const Json& data) {
 
 std::optional<Json> display_bundle(const Json& frame) {
   std::string_view type = proto::frame_type(frame);
-  if (type == "clear_output") {
+  if (type == proto::frame::kClearOutput) {
     auto wait = frame.find("wait");
-    return Json{{"type", "clear_output"},
+    return Json{{"type", proto::frame::kClearOutput},
                 {"wait", wait != frame.end() && wait->is_boolean() && wait->get<bool>()}};
   }
   auto data = frame.find("data");
@@ -62,7 +64,8 @@ Json DisplayCollector::take() {
 }
 
 Json input_reply(const Json& request, InputSource* source, bool is_running_cell) {
-  Json reply{{"type", "input_reply"}, {"id", request.contains("id") ? request["id"] : Json()}};
+  Json reply{{"type", proto::frame::kInputReply},
+             {"id", request.contains("id") ? request["id"] : Json()}};
   if (auto seq = request.find("seq"); seq != request.end() && seq->is_number_integer()) {
     reply["seq"] = *seq;
   }

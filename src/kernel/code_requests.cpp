@@ -5,6 +5,7 @@
 #include "base/random_id.h"
 #include "kernel/cell_io.h"
 #include "kernel/kernel_manager.h"
+#include "proto/frame_types.h"
 #include "proto/limits.h"
 
 namespace o4s::kernel {
@@ -42,19 +43,19 @@ Result<Json> KernelManager::idle_request(Json request, std::string_view reply_ty
     }
     // A thread a finished cell left running may still print, display, ask
     // for input or call the host between cells; none of it is the answer.
-    if (type == "log") {
+    if (type == proto::frame::kLog) {
       if (++logs <= proto::kLogFramesSkippedLimit) {
         std::string msg = proto::frame_string(frame, "msg");
         if (!msg.empty()) remember_log(msg);
       }
-    } else if (type == "stdout_chunk") {
+    } else if (type == proto::frame::kStdoutChunk) {
       stale_stdout_chunks_.fetch_add(1);
-    } else if (type == "display" || type == "clear_output") {
+    } else if (type == proto::frame::kDisplay || type == proto::frame::kClearOutput) {
       stale_displays_.fetch_add(1);
-    } else if (type == "input_request") {
+    } else if (type == proto::frame::kInputRequest) {
       Status answered = send(input_reply(frame, nullptr, false));
       if (!answered) return std::move(answered).error();
-    } else if (type == "host_call") {
+    } else if (type == proto::frame::kHostCall) {
       Status serviced = service_host_call(frame);
       if (!serviced) return std::move(serviced).error();
     } else {
@@ -64,8 +65,9 @@ Result<Json> KernelManager::idle_request(Json request, std::string_view reply_ty
 }
 
 Result<Json> KernelManager::complete(const std::string& code, long long cursor) {
-  Result<Json> reply = idle_request(Json{{"type", "complete"}, {"code", code}, {"cursor", cursor}},
-                                    "complete_reply", "completion");
+  Result<Json> reply =
+      idle_request(Json{{"type", proto::frame::kComplete}, {"code", code}, {"cursor", cursor}},
+                   proto::frame::kCompleteReply, "completion");
   if (!reply) return reply;
   const Json& body = reply.value();
   auto matches = body.find("matches");
@@ -85,9 +87,11 @@ Result<Json> KernelManager::complete(const std::string& code, long long cursor) 
 
 Result<Json> KernelManager::inspect_code(const std::string& code, long long cursor,
                                          int detail_level) {
-  Result<Json> reply = idle_request(
-      Json{{"type", "inspect"}, {"code", code}, {"cursor", cursor}, {"detail_level", detail_level}},
-      "inspect_reply", "code inspection");
+  Result<Json> reply = idle_request(Json{{"type", proto::frame::kInspect},
+                                         {"code", code},
+                                         {"cursor", cursor},
+                                         {"detail_level", detail_level}},
+                                    proto::frame::kInspectReply, "code inspection");
   if (!reply) return reply;
   const Json& body = reply.value();
   auto found = body.find("found");

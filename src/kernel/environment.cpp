@@ -4,8 +4,9 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <filesystem>
+
+#include "base/ascii.h"
 
 extern char** environ;
 
@@ -92,12 +93,6 @@ bool contains(const std::array<std::string_view, N>& names, std::string_view nam
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-std::string upper(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string dirname_of(const std::string& path) {
   auto slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";
@@ -124,7 +119,7 @@ const std::string* find(const EnvMap& env, const std::string& name) {
 }  // namespace
 
 bool name_can_carry_a_secret(std::string_view name) {
-  std::string up = upper(name);
+  std::string up = ascii::uppered(name);
   if (up.rfind("LD_", 0) == 0 || up.rfind("DYLD_", 0) == 0) return true;
   if (contains(kLoaderInjection, up)) return true;
   return std::any_of(

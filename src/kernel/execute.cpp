@@ -5,10 +5,12 @@
 
 #include "base/random_id.h"
 #include "base/scope_exit.h"
+#include "base/utf8.h"
 #include "kernel/cell_io.h"
 #include "kernel/kernel_manager.h"
 #include "kernel/output_bounds.h"
 #include "kernel/streamed_stdout.h"
+#include "proto/frame_types.h"
 
 namespace o4s::kernel {
 
@@ -24,14 +26,6 @@ std::string tail_suffix(const StderrSnapshot& tail) {
 std::string valid_utf8(const std::string& bytes) {
   return Json::parse(Json(bytes).dump(-1, ' ', false, Json::error_handler_t::replace))
       .get<std::string>();
-}
-
-// At most `bytes` bytes from the end of `text`, starting on a character.
-std::string utf8_suffix(const std::string& text, std::size_t bytes) {
-  if (text.size() <= bytes) return text;
-  std::size_t start = text.size() - bytes;
-  while (start < text.size() && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80) ++start;
-  return text.substr(start);
 }
 
 }  // namespace
@@ -53,7 +47,8 @@ Error KernelManager::worker_died_error() {
       std::string last_words = valid_utf8(tail->text);
       // Also kept with the worker's log: a crash report (faulthandler, a
       // fatal error) stays readable after the caller dropped the exception.
-      remember_log("worker exited; its stderr ended with: " + utf8_suffix(last_words, 1500));
+      remember_log("worker exited; its stderr ended with: " +
+                   std::string(utf8::suffix_within_bytes(last_words, 1500)));
       message += ": " + last_words + tail_suffix(*tail);
     } else if (auto code = t->exit_status()) {
       // Nothing on stderr (a SIGKILL, an OOM kill): say how it ended instead.
@@ -121,7 +116,8 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
   if (!is_alive()) return make_error(ErrorCode::kNotAlive, "kernel worker is not alive");
   const std::string cell_id = cell_id_arg && !cell_id_arg->empty() ? *cell_id_arg : uuid4();
 
-  Json request{{"type", "execute"}, {"id", cell_id}, {"code", code}, {"origin", origin}};
+  Json request{
+      {"type", proto::frame::kExecute}, {"id", cell_id}, {"code", code}, {"origin", origin}};
   if (options_.last_value_as_result) request["last_value"] = "result";
   std::unique_ptr<CellCapture> capture;
   if (options_.capture_sinks) {
@@ -180,7 +176,7 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
     }
     Json& frame = next.value();
     std::string_view type = proto::frame_type(frame);
-    if (type == "response") {
+    if (type == proto::frame::kResponse) {
       if (proto::frame_string(frame, "id") != cell_id) {
         // Not this cell's answer: a cell that wrote a forged response onto
         // the protocol pipe must not shift every later result by one cell.
@@ -211,10 +207,10 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
       if (response && displays.truncated()) response.value()["displays_truncated"] = true;
       return response;
     }
-    if (type == "host_call") {
+    if (type == proto::frame::kHostCall) {
       Status serviced = service_host_call(frame);
       if (!serviced) return std::move(serviced).error();
-    } else if (type == "stdout_chunk") {
+    } else if (type == proto::frame::kStdoutChunk) {
       auto id = frame.find("id");
       if (id == frame.end() || !id->is_string() || id->get_ref<const std::string&>() != cell_id) {
         // A logging handler bound to a finished cell's stdout, or a thread
@@ -234,7 +230,7 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
         kept.seq = seq->get<std::int64_t>();
       }
       kept_chunks.keep(std::move(kept));
-    } else if (type == "display" || type == "clear_output") {
+    } else if (type == proto::frame::kDisplay || type == proto::frame::kClearOutput) {
       if (proto::frame_string(frame, "id") != cell_id) {
         stale_displays_.fetch_add(1);
         continue;
@@ -249,7 +245,7 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
         if (!delivered) chunk_error = std::move(delivered).error();
       }
       displays.keep(std::move(*bundle));
-    } else if (type == "input_request") {
+    } else if (type == proto::frame::kInputRequest) {
       if (input_flooded) continue;
       // A worker that sends requests without reading the replies would fill
       // the pipe and block this thread in write(): stop answering instead.
@@ -263,9 +259,9 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
       bool running = proto::frame_string(frame, "id") == cell_id;
       Status replied = send(input_reply(frame, running ? on_input : nullptr, running));
       if (!replied) return std::move(replied).error();
-    } else if (type == "skill_sidecar_load") {
+    } else if (type == proto::frame::kSkillSidecarLoad) {
       sidecar_event = true;
-    } else if (type == "log") {
+    } else if (type == proto::frame::kLog) {
       std::string msg = proto::frame_string(frame, "msg");
       if (!msg.empty()) remember_log(msg);
     }
@@ -293,27 +289,27 @@ Result<Json> KernelManager::next_object_frame() {
 }
 
 Result<std::string> KernelManager::request_stdout(const std::string& cell_id) {
-  Status sent = send(Json{{"type", "stdout_request"}, {"id", cell_id}});
+  Status sent = send(Json{{"type", proto::frame::kStdoutRequest}, {"id", cell_id}});
   if (!sent) return std::move(sent).error();
   for (;;) {
     auto next = next_object_frame();
     if (!next) return std::move(next).error();
     Json& frame = next.value();
     std::string_view type = proto::frame_type(frame);
-    if (type == "stdout_text" && proto::frame_string(frame, "id") == cell_id) {
+    if (type == proto::frame::kStdoutText && proto::frame_string(frame, "id") == cell_id) {
       auto text = frame.find("text");
       if (frame.contains("error") || text == frame.end() || !text->is_string()) {
         return make_error(ErrorCode::kProtocol, "worker kept no stdout for the cell");
       }
       return text->get<std::string>();
     }
-    if (type == "host_call") {
+    if (type == proto::frame::kHostCall) {
       // A thread the cell left running may call the host meanwhile.
       Status serviced = service_host_call(frame);
       if (!serviced) return std::move(serviced).error();
-    } else if (type == "stdout_chunk") {
+    } else if (type == proto::frame::kStdoutChunk) {
       stale_stdout_chunks_.fetch_add(1);
-    } else if (type == "log") {
+    } else if (type == proto::frame::kLog) {
       std::string msg = proto::frame_string(frame, "msg");
       if (!msg.empty()) remember_log(msg);
     }

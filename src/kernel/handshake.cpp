@@ -6,6 +6,7 @@
 
 #include "base/random_id.h"
 #include "kernel/kernel_manager.h"
+#include "proto/frame_types.h"
 #include "proto/limits.h"
 
 namespace o4s::kernel {
@@ -63,8 +64,9 @@ Status KernelManager::handshake(const std::shared_ptr<Transport>& transport, dou
   bool succeeded = false;
   DeadlineKiller deadline(transport, timeout_s);
 
-  Status sent = send(
-      Json{{"type", "initialize"}, {"id", init_id}, {"skill_attestation_key", random_hex(32)}});
+  Status sent = send(Json{{"type", proto::frame::kInitialize},
+                          {"id", init_id},
+                          {"skill_attestation_key", random_hex(32)}});
   if (!sent) {
     failure = std::move(sent).error();
   } else {
@@ -77,11 +79,12 @@ Status KernelManager::handshake(const std::shared_ptr<Transport>& transport, dou
       }
       if (!frame->has_value() || !(*frame)->is_object()) break;
       const Json& f = **frame;
-      if (proto::frame_type(f) == "log") {
+      if (proto::frame_type(f) == proto::frame::kLog) {
         if (++logs > proto::kLogFramesSkippedLimit) break;
         continue;
       }
-      succeeded = proto::frame_type(f) == "initialized" && proto::frame_string(f, "id") == init_id;
+      succeeded = proto::frame_type(f) == proto::frame::kInitialized &&
+                  proto::frame_string(f, "id") == init_id;
       break;
     }
   }

@@ -1,6 +1,7 @@
 // Servicing a worker's host_call (spec kernel.md §5.6): the dispatcher's
 // result is translated here, once, for every embedder.
 #include "kernel/kernel_manager.h"
+#include "proto/frame_types.h"
 
 namespace o4s::kernel {
 
@@ -23,7 +24,7 @@ Status KernelManager::native_service_host_call(const Json& frame) {
 
   DispatchOutcome outcome = hooks_ ? hooks_->dispatch(method, args, {authorization_generation()})
                                    : DispatchOutcome(NoDispatcher{});
-  Json reply{{"type", "host_response"}, {"id", call_id}};
+  Json reply{{"type", proto::frame::kHostResponse}, {"id", call_id}};
   if (std::holds_alternative<NoDispatcher>(outcome)) {
     reply["error"] = "no host dispatcher configured";
   } else if (auto* raised = std::get_if<DispatchRaised>(&outcome)) {

@@ -4,6 +4,7 @@
 
 #include "base/random_id.h"
 #include "kernel/kernel_manager.h"
+#include "proto/frame_types.h"
 #include "proto/limits.h"
 
 namespace o4s::kernel {
@@ -19,7 +20,8 @@ Result<Json> KernelManager::inspect_variables(long long limit) {
   if (!is_alive()) return make_error(ErrorCode::kNotAlive, "kernel worker is not alive");
 
   const std::string request_id = "variables-" + uuid4();
-  Status sent = send(Json{{"type", "inspect_variables"}, {"id", request_id}, {"limit", limit}});
+  Status sent =
+      send(Json{{"type", proto::frame::kInspectVariables}, {"id", request_id}, {"limit", limit}});
   if (!sent) return std::move(sent).error();
 
   std::size_t logs = 0;
@@ -32,8 +34,9 @@ Result<Json> KernelManager::inspect_variables(long long limit) {
     }
     Json& frame = **next;
     std::string_view type = proto::frame_type(frame);
-    if (type == "log" && ++logs <= proto::kLogFramesSkippedLimit) continue;
-    if (type != "variables_response" || proto::frame_string(frame, "id") != request_id) {
+    if (type == proto::frame::kLog && ++logs <= proto::kLogFramesSkippedLimit) continue;
+    if (type != proto::frame::kVariablesResponse ||
+        proto::frame_string(frame, "id") != request_id) {
       return make_error(ErrorCode::kProtocol,
                         "kernel protocol desynchronized during variable inspection");
     }

@@ -1,30 +1,16 @@
 #include "kernel/output_bounds.h"
 
-#include <algorithm>
-
+#include "base/utf8.h"
 #include "proto/limits.h"
 
 namespace o4s::kernel {
 
 namespace {
 
-bool is_continuation_byte(char byte) { return (static_cast<unsigned char>(byte) & 0xC0) == 0x80; }
-
 const std::string& truncation_marker() {
   static const std::string marker =
       "\n...(truncated at " + std::to_string(proto::kMaxOutputChars) + " characters)";
   return marker;
-}
-
-// The byte length of the first `chars` code points of `text`.
-std::size_t prefix_bytes(const std::string& text, std::size_t chars) {
-  std::size_t seen = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (is_continuation_byte(text[i])) continue;
-    if (seen == chars) return i;
-    ++seen;
-  }
-  return text.size();
 }
 
 // Serialised size, the way the caller's conversion would see it.
@@ -39,9 +25,7 @@ std::size_t bound_value(proto::Json& value, std::size_t budget, bool& cut) {
     // Serialised, a byte is at most 6 (\u00XX); cut by bytes, on a boundary.
     std::size_t room = budget / 6;
     if (text.size() + 2 <= budget || dumped_size(value) <= budget) return dumped_size(value);
-    std::size_t end = std::min(room, text.size());
-    while (end > 0 && is_continuation_byte(text[end])) --end;
-    text.resize(end);
+    text.resize(utf8::prefix_within_bytes(text, room).size());
     cut = true;
     return dumped_size(value);
   }
@@ -88,7 +72,7 @@ std::size_t bound_value(proto::Json& value, std::size_t budget, bool& cut) {
 }  // namespace
 
 bool ChunkKeeper::keep(StreamedChunk chunk) {
-  const std::size_t chars = count_code_points(chunk.text);
+  const std::size_t chars = utf8::length(chunk.text);
   std::size_t& stream_chars = chars_per_stream_[chunk.stream];
   if (stream_chars + chars > proto::kKeptChunkCharsPerStream ||
       kept_bytes_ + chunk.text.size() > proto::kKeptChunkBytesPerCell) {
@@ -111,17 +95,11 @@ bool LiveBudget::admit(std::size_t bytes) {
   return true;
 }
 
-std::size_t count_code_points(const std::string& text) {
-  std::size_t count = 0;
-  for (char byte : text) count += is_continuation_byte(byte) ? 0 : 1;
-  return count;
-}
-
 std::string cap_output_text(std::string text) {
   constexpr std::size_t bound = proto::kMaxOutputChars + proto::kMaxOutputMarkerChars;
   // Fewer bytes than the bound means fewer code points: no count needed.
-  if (text.size() <= bound || count_code_points(text) <= bound) return text;
-  text.resize(prefix_bytes(text, proto::kMaxOutputChars));
+  if (text.size() <= bound || utf8::length(text) <= bound) return text;
+  text.resize(utf8::prefix(text, proto::kMaxOutputChars).size());
   text += truncation_marker();
   return text;
 }

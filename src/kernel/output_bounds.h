@@ -47,9 +47,6 @@ class LiveBudget {
   bool exhausted_ = false;
 };
 
-// UTF-8 code points in `text` (every byte that is not a continuation byte).
-std::size_t count_code_points(const std::string& text);
-
 // `text` if within kMaxOutputChars plus a marker's length; else its first
 // kMaxOutputChars code points and the truncation marker.
 std::string cap_output_text(std::string text);

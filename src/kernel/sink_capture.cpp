@@ -13,32 +13,12 @@
 #include <vector>
 
 #include "base/paths.h"
+#include "base/utf8.h"
 #include "proc/supervisor.h"
 
 namespace o4s::kernel {
 
 namespace {
-
-// Length of the UTF-8 sequence a lead byte starts; 0 for a byte that cannot
-// lead one.
-std::size_t sequence_length(unsigned char lead) {
-  if (lead < 0x80) return 1;
-  if (lead >= 0xC2 && lead <= 0xDF) return 2;
-  if (lead >= 0xE0 && lead <= 0xEF) return 3;
-  if (lead >= 0xF0 && lead <= 0xF4) return 4;
-  return 0;
-}
-
-bool continuation(unsigned char byte) { return (byte & 0xC0) == 0x80; }
-
-// Rejects overlong forms, surrogates and code points past U+10FFFF.
-bool valid_second_byte(unsigned char lead, unsigned char second) {
-  if (lead == 0xE0) return second >= 0xA0;
-  if (lead == 0xED) return second < 0xA0;
-  if (lead == 0xF0) return second >= 0x90;
-  if (lead == 0xF4) return second < 0x90;
-  return true;
-}
 
 std::string temp_root() {
   for (const char* name : {"TMPDIR", "TMP", "TEMP"}) {
@@ -66,42 +46,6 @@ void remove_entries(int dir_fd) {
 }
 
 }  // namespace
-
-std::size_t complete_utf8_prefix(std::string_view bytes) {
-  // Only the last three bytes can belong to an unfinished sequence.
-  std::size_t n = bytes.size();
-  for (std::size_t back = 1; back <= 3 && back <= n; ++back) {
-    auto byte = static_cast<unsigned char>(bytes[n - back]);
-    if (continuation(byte)) continue;
-    std::size_t want = sequence_length(byte);
-    return want > back ? n - back : n;
-  }
-  return n;
-}
-
-std::string replace_invalid_utf8(std::string_view bytes) {
-  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
-  std::string out;
-  out.reserve(bytes.size());
-  std::size_t i = 0;
-  while (i < bytes.size()) {
-    auto lead = static_cast<unsigned char>(bytes[i]);
-    std::size_t want = sequence_length(lead);
-    bool ok = want > 0 && i + want <= bytes.size();
-    for (std::size_t k = 1; ok && k < want; ++k) {
-      auto byte = static_cast<unsigned char>(bytes[i + k]);
-      ok = continuation(byte) && (k != 1 || valid_second_byte(lead, byte));
-    }
-    if (ok) {
-      out.append(bytes.substr(i, want));
-      i += want;
-    } else {
-      out.append(kReplacement);
-      ++i;
-    }
-  }
-  return out;
-}
 
 // -- SinkStream ----------------------------------------------------------------
 
@@ -266,10 +210,10 @@ std::string CellCapture::take_live_stdout() {
   std::uint64_t count;
   [[maybe_unused]] ssize_t n = ::read(wake_.get(), &count, sizeof count);
   std::string bytes = live_carry_ + out_->take_new();
-  std::size_t whole = complete_utf8_prefix(bytes);
+  std::size_t whole = utf8::complete_prefix(bytes);
   live_carry_ = bytes.substr(whole);
   bytes.resize(whole);
-  return replace_invalid_utf8(bytes);
+  return utf8::replace_invalid(bytes);
 }
 
 CellCapture::Finished CellCapture::finish(std::chrono::milliseconds grace) {
@@ -280,11 +224,11 @@ CellCapture::Finished CellCapture::finish(std::chrono::milliseconds grace) {
 
   Finished finished;
   finished.live_tail = take_live_stdout();
-  finished.live_tail += replace_invalid_utf8(std::exchange(live_carry_, std::string()));
+  finished.live_tail += utf8::replace_invalid(std::exchange(live_carry_, std::string()));
   finished.usage = proto::Json::object();
   auto describe = [&](const SinkStream& stream, const std::string& prefix, std::string& text) {
     SinkStream::Snapshot snap = stream.snapshot();
-    text = replace_invalid_utf8(snap.retained);
+    text = utf8::replace_invalid(snap.retained);
     if (snap.dropped > 0) text += kSinkTruncationMarker;
     finished.usage[prefix + "_seen_bytes"] = snap.seen;
     finished.usage[prefix + "_retained_bytes"] = snap.retained.size();

@@ -135,9 +135,4 @@ class CellCapture {
   std::string live_carry_;  // an incomplete UTF-8 sequence awaiting its tail
 };
 
-// Text from raw bytes: invalid UTF-8 replaced by U+FFFD.
-std::string replace_invalid_utf8(std::string_view bytes);
-// Length of the longest prefix that does not end inside a UTF-8 sequence.
-std::size_t complete_utf8_prefix(std::string_view bytes);
-
 }  // namespace o4s::kernel

@@ -1,10 +1,10 @@
 #include "kernel/streamed_stdout.h"
 
+#include "base/utf8.h"
+
 namespace o4s::kernel {
 
 namespace {
-
-bool is_continuation_byte(char byte) { return (static_cast<unsigned char>(byte) & 0xC0) == 0x80; }
 
 // Removes `count` code points from the end of UTF-8 `text` (all of it if it
 // has fewer). Walks back from the end: the trim is a few dozen characters.
@@ -12,7 +12,7 @@ void drop_trailing_code_points(std::string& text, std::uint64_t count) {
   std::size_t end = text.size();
   for (; count > 0 && end > 0; --count) {
     --end;
-    while (end > 0 && is_continuation_byte(text[end])) --end;
+    while (end > 0 && utf8::is_continuation(text[end])) --end;
   }
   text.resize(end);
 }

@@ -8,6 +8,7 @@
 
 #include "base/random_id.h"
 #include "kernel/kernel_manager.h"
+#include "proto/frame_types.h"
 #include "proto/limits.h"
 
 namespace o4s::kernel {
@@ -23,10 +24,11 @@ Result<std::optional<Json>> KernelManager::worker_request(Json request) {
 
   const std::string request_id = "request-" + uuid4();
   const std::string fence_id = "fence-" + uuid4();
-  const std::string reply_type = request["type"].get<std::string>() + "_reply";
+  const std::string reply_type =
+      request["type"].get<std::string>() + std::string(proto::frame::kReplySuffix);
   request["id"] = request_id;
   Status sent = send(request);
-  if (sent) sent = send(Json{{"type", "stdout_request"}, {"id", fence_id}});
+  if (sent) sent = send(Json{{"type", proto::frame::kStdoutRequest}, {"id", fence_id}});
   if (!sent) return std::move(sent).error();
 
   std::optional<Json> answer;
@@ -39,16 +41,16 @@ Result<std::optional<Json>> KernelManager::worker_request(Json request) {
     std::string id = proto::frame_string(frame, "id");
     if (type == reply_type && id == request_id && !answer) {
       answer = std::move(frame);
-    } else if (type == "stdout_text" && id == fence_id) {
+    } else if (type == proto::frame::kStdoutText && id == fence_id) {
       return answer;
-    } else if (type == "host_call") {
+    } else if (type == proto::frame::kHostCall) {
       // A thread a cell left running may call the host meanwhile.
       Status serviced = service_host_call(frame);
       if (!serviced) return std::move(serviced).error();
-    } else if (type == "log") {
+    } else if (type == proto::frame::kLog) {
       std::string msg = proto::frame_string(frame, "msg");
       if (!msg.empty()) remember_log(msg);
-    } else if (type == "stdout_chunk") {
+    } else if (type == proto::frame::kStdoutChunk) {
       stale_stdout_chunks_.fetch_add(1);
     } else if (++skipped > proto::kLogFramesSkippedLimit * 8) {
       return make_error(ErrorCode::kProtocol, "kernel protocol desynchronized during a request");

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <thread>
 
+#include "base/file_io.h"
 #include "proc/signals.h"
 
 namespace o4s::proc {
@@ -96,16 +97,10 @@ bool group_has_live_member(pid_t pgid) {
   bool live = false;
   while (dirent* entry = ::readdir(proc)) {
     if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
-    char path[300];
-    std::snprintf(path, sizeof path, "/proc/%s/stat", entry->d_name);
-    FILE* stat = std::fopen(path, "re");
-    if (stat == nullptr) continue;
-    char buffer[512];
-    std::size_t n = std::fread(buffer, 1, sizeof buffer - 1, stat);
-    std::fclose(stat);
-    buffer[n] = '\0';
+    auto stat = read_file(std::string("/proc/") + entry->d_name + "/stat");
+    if (!stat) continue;
     // "pid (comm) state ppid pgrp ...": comm may hold spaces and parens.
-    const char* close = std::strrchr(buffer, ')');
+    const char* close = std::strrchr(stat->c_str(), ')');
     char state = 0;
     int ppid = 0;
     int pgrp = 0;

@@ -1,27 +1,24 @@
 #include "sandbox/diagnosis.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 
-#include "base/unique_fd.h"
+#include "base/file_io.h"
 
 namespace o4s::sandbox {
 
 namespace {
 
 std::optional<long> read_number(const char* path) {
-  UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
-  if (!fd) return std::nullopt;
-  char buffer[64] = {};
-  ssize_t n = ::read(fd.get(), buffer, sizeof buffer - 1);
-  if (n <= 0) return std::nullopt;
+  auto text = read_file(path);
+  if (!text) return std::nullopt;
+  const char* start = text->c_str();
   char* end = nullptr;
   errno = 0;
-  long value = std::strtol(buffer, &end, 10);
-  if (errno != 0 || end == buffer) return std::nullopt;
+  long value = std::strtol(start, &end, 10);
+  if (errno != 0 || end == start) return std::nullopt;
   return value;
 }
 

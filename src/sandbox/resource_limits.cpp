@@ -8,6 +8,8 @@
 #include <cstring>
 #include <string>
 
+#include "base/file_io.h"
+
 namespace o4s::sandbox {
 
 namespace {
@@ -50,12 +52,9 @@ Status apply_limits(pid_t pid, const ResourceLimits& limits) {
 // Read from /proc/<pid>/limits (world-readable): prlimit(2) on another
 // uid's process needs CAP_SYS_RESOURCE, which a containerised root lacks.
 Result<bool> limits_hold(pid_t pid, const ResourceLimits& limits) {
-  std::FILE* file = std::fopen(("/proc/" + std::to_string(pid) + "/limits").c_str(), "re");
-  if (file == nullptr) return system_error("open /proc/<pid>/limits", errno);
-  std::string text;
-  char buffer[4096];
-  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, file)) text.append(buffer, n);
-  std::fclose(file);
+  auto read = read_file("/proc/" + std::to_string(pid) + "/limits");
+  if (!read) return std::move(read).error();
+  const std::string& text = read.value();
   const std::pair<const char*, const std::optional<std::uint64_t>*> rows[] = {
       {"Max address space", &limits.address_space_bytes},
       {"Max cpu time", &limits.cpu_seconds},

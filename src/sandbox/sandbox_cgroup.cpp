@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/file_io.h"
 #include "base/unique_fd.h"
 #include "sandbox/resource_limits.h"
 
@@ -42,22 +43,6 @@ bool contains_word(const std::string& list, const std::string& word, char separa
     if (item == word) return true;
   }
   return false;
-}
-
-Result<std::string> read_text(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return system_error("open " + path, errno);
-  std::string out;
-  char buffer[4096];
-  for (;;) {
-    ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return system_error("read " + path, errno);
-    }
-    if (n == 0) return out;
-    out.append(buffer, static_cast<std::size_t>(n));
-  }
 }
 
 // O_CREAT is harmless on cgroupfs (the files exist) and lets the tests run
@@ -172,8 +157,8 @@ Result<CgroupBase> locate_controller(const std::string& mountinfo, const std::st
 std::map<std::string, CgroupBase> SandboxCgroup::bases_for_this_process(
     std::map<std::string, std::string>& errors) {
   std::map<std::string, CgroupBase> bases;
-  auto mountinfo = read_text("/proc/self/mountinfo");
-  auto cgroup = read_text("/proc/self/cgroup");
+  auto mountinfo = read_file("/proc/self/mountinfo");
+  auto cgroup = read_file("/proc/self/cgroup");
   for (const char* controller : {"memory", "pids", "cpuacct"}) {
     if (!mountinfo || !cgroup) {
       errors[controller] = "/proc/self/mountinfo or /proc/self/cgroup is unreadable";
@@ -215,9 +200,9 @@ Result<std::unique_ptr<SandboxCgroup>> SandboxCgroup::create(
     if (base.version == 2 && controller != "cpuacct") {
       // The controller must be delegated to our children; enabling it fails
       // where we may not, which leaves the rlimit fallback.
-      auto available = read_text(base.directory + "/cgroup.controllers");
+      auto available = read_file(base.directory + "/cgroup.controllers");
       if (!available || !contains_word(split(*available, '\n')[0], controller, ' ')) continue;
-      auto enabled = read_text(base.directory + "/cgroup.subtree_control");
+      auto enabled = read_file(base.directory + "/cgroup.subtree_control");
       if (!enabled) continue;
       if (!contains_word(split(*enabled, '\n')[0], controller, ' ') &&
           !write_text(base.directory + "/cgroup.subtree_control", "+" + controller)) {
@@ -309,7 +294,7 @@ std::optional<std::uint64_t> SandboxCgroup::counter(const std::string& controlle
                                                     const std::string& key) const {
   auto it = directories_.find(controller);
   if (it == directories_.end()) return std::nullopt;
-  auto text = read_text(it->second + "/" + file);
+  auto text = read_file(it->second + "/" + file);
   if (!text) return std::nullopt;
   return number_in(*text, key);
 }
@@ -374,7 +359,7 @@ void SandboxCgroup::kill_all() const {
     // microseconds and the pids are the sandbox's own, which cannot exit on
     // their own while SIGKILLed siblings are reaped by the sandbox's init.
     for (int round = 0; round < 50; ++round) {
-      auto listed = read_text(dir + "/cgroup.procs");
+      auto listed = read_file(dir + "/cgroup.procs");
       if (!listed || listed->find_first_of("0123456789") == std::string::npos) break;
       for (const auto& line : split(*listed, '\n')) {
         if (!line.empty()) ::kill(static_cast<pid_t>(std::stol(line)), SIGKILL);

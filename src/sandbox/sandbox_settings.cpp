@@ -3,8 +3,9 @@
 #include <sys/sysinfo.h>
 
 #include <algorithm>
-#include <cctype>
 #include <limits>
+
+#include "base/ascii.h"
 
 namespace o4s::sandbox {
 
@@ -26,12 +27,9 @@ constexpr std::uint64_t kMinimumDefaultMemory = 1 * kGiB;
 std::string trimmed_lower(std::string_view text) {
   std::size_t begin = 0;
   std::size_t end = text.size();
-  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
-  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
-  std::string out(text.substr(begin, end - begin));
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
+  while (begin < end && ascii::is_space(text[begin])) ++begin;
+  while (end > begin && ascii::is_space(text[end - 1])) --end;
+  return ascii::lowered(text.substr(begin, end - begin));
 }
 
 std::optional<std::string> lookup(const EnvironmentMap& env, const char* name) {

@@ -14,6 +14,7 @@
 #include <iterator>
 #include <mutex>
 
+#include "base/file_io.h"
 #include "base/scope_exit.h"
 
 namespace o4s::sandbox {
@@ -108,22 +109,6 @@ Status add_denials(scmp_filter_ctx ctx) {
   return {};
 }
 
-Result<std::string> read_all(int fd) {
-  std::string out;
-  char buffer[4096];
-  off_t offset = 0;
-  for (;;) {
-    ssize_t n = ::pread(fd, buffer, sizeof buffer, offset);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return system_error("read seccomp program", errno);
-    }
-    if (n == 0) return out;
-    out.append(buffer, static_cast<std::size_t>(n));
-    offset += n;
-  }
-}
-
 Result<std::string> compile() {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (ctx == nullptr) return make_error(ErrorCode::kSystem, "seccomp_init failed");
@@ -138,7 +123,9 @@ Result<std::string> compile() {
   if (!memfd) return system_error("memfd_create", errno);
   rc = seccomp_export_bpf(ctx, memfd.get());
   if (rc != 0) return seccomp_error("export", rc);
-  auto program = read_all(memfd.get());
+  // The export left the memfd's offset at its end: read it from the start.
+  if (::lseek(memfd.get(), 0, SEEK_SET) != 0) return system_error("seek seccomp program", errno);
+  auto program = read_to_end(memfd.get(), "seccomp program");
   if (!program) return program;
   if (program->empty()) return make_error(ErrorCode::kSystem, "seccomp: empty program");
   return program;

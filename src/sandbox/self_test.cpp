@@ -14,26 +14,12 @@
 #include <cstring>
 #include <set>
 
+#include "base/file_io.h"
 #include "sandbox/resource_limits.h"
 
 namespace o4s::sandbox {
 
 namespace {
-
-std::optional<std::string> read_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::string out;
-  char buffer[4096];
-  for (;;) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return out;
-}
 
 std::optional<std::string> link_of(const std::string& path) {
   char target[256];

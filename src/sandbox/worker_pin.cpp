@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/file_io.h"
 #include "proc/signals.h"
 
 namespace o4s::sandbox {
@@ -27,21 +28,6 @@ constexpr unsigned kPidfdSignalThread = 1U << 0;
 constexpr std::size_t kInfoLimit = 4096;
 constexpr milliseconds kPollStep(1);
 
-std::optional<std::string> read_small_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  UniqueFd owned(fd);
-  std::string out;
-  char buffer[4096];
-  for (;;) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buffer, static_cast<std::size_t>(n));
-  }
-  return out;
-}
-
 std::optional<std::string> exe_of(pid_t pid) {
   char target[4096];
   std::string link = "/proc/" + std::to_string(pid) + "/exe";
@@ -53,7 +39,7 @@ std::optional<std::string> exe_of(pid_t pid) {
 std::vector<pid_t> children_of(pid_t pid) {
   std::vector<pid_t> children;
   std::string id = std::to_string(pid);
-  auto text = read_small_file("/proc/" + id + "/task/" + id + "/children");
+  auto text = read_file("/proc/" + id + "/task/" + id + "/children");
   if (!text) return children;
   std::istringstream in(*text);
   long child = 0;
@@ -81,7 +67,7 @@ Result<UniqueFd> pin_child(pid_t pid, pid_t parent, const char* what) {
 }  // namespace
 
 std::optional<pid_t> parent_of(pid_t pid) {
-  auto status = read_small_file("/proc/" + std::to_string(pid) + "/status");
+  auto status = read_file("/proc/" + std::to_string(pid) + "/status");
   if (!status) return std::nullopt;
   std::size_t at = status->find("\nPPid:");
   if (at == std::string::npos) return std::nullopt;

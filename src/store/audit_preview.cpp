@@ -3,6 +3,8 @@
 #include <array>
 #include <optional>
 
+#include "base/utf8.h"
+
 namespace o4s::store::audit {
 
 namespace {
@@ -14,8 +16,6 @@ constexpr std::array<std::string_view, 4> kDerivable = {"credentials_get", "cred
                                                         "credentials_redeem", "credentials_list"};
 constexpr std::array<std::string_view, 4> kSecret = {
     "credentials_set", "authorize_bash", "consume_bash_authorization", "record_bash_result"};
-
-bool is_continuation_byte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
 // Invalid UTF-8 becomes U+FFFD instead of an exception: previews must never
 // make the audit write fail.
@@ -67,7 +67,7 @@ class PreviewWriter {
     }
   }
 
-  std::string take() { return std::string(code_point_prefix(out_, chars_)); }
+  std::string take() { return std::string(utf8::prefix(out_, chars_)); }
 
  private:
   // Each UTF-8 character is at most 4 bytes, so this many bytes hold more
@@ -77,7 +77,7 @@ class PreviewWriter {
   // Every input character yields at least one output character, so a prefix
   // one longer than the cut is enough.
   void write_string(std::string_view text) {
-    out_ += dump_scalar(Json(std::string(code_point_prefix(text, chars_ + 1))), false);
+    out_ += dump_scalar(Json(std::string(utf8::prefix(text, chars_ + 1))), false);
   }
 
   std::size_t chars_;
@@ -117,24 +117,6 @@ bool is_secret_method(std::string_view method) {
   return false;
 }
 
-std::size_t code_point_count(std::string_view text) {
-  std::size_t count = 0;
-  for (char c : text) {
-    if (!is_continuation_byte(c)) ++count;
-  }
-  return count;
-}
-
-std::string_view code_point_prefix(std::string_view text, std::size_t max_code_points) {
-  std::size_t seen = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (is_continuation_byte(text[i])) continue;
-    if (seen == max_code_points) return text.substr(0, i);
-    ++seen;
-  }
-  return text;
-}
-
 namespace {
 
 constexpr const char* kEllipsis = "\u2026";
@@ -146,7 +128,7 @@ Json pruned(const Json& value, std::size_t chars, std::size_t items, std::size_t
   if (depth >= kPreviewDepth && (value.is_array() || value.is_object())) return Json(kEllipsis);
   if (value.is_string()) {
     const auto& text = value.get_ref<const std::string&>();
-    std::string_view head = code_point_prefix(text, chars);
+    std::string_view head = utf8::prefix(text, chars);
     if (head.size() == text.size()) return value;
     return Json(std::string(head) + kEllipsis);
   }
@@ -165,8 +147,7 @@ Json pruned(const Json& value, std::size_t chars, std::size_t items, std::size_t
     std::size_t kept = 0;
     for (const auto& [key, item] : value.items()) {
       if (kept == items) break;
-      out[std::string(code_point_prefix(key, kPreviewKeyChars))] =
-          pruned(item, chars, items, depth + 1);
+      out[std::string(utf8::prefix(key, kPreviewKeyChars))] = pruned(item, chars, items, depth + 1);
       ++kept;
     }
     if (value.size() > kept) {
@@ -182,7 +163,7 @@ std::optional<std::string> fitting_layout(const Json& value) {
   PreviewWriter writer(kArgsPreviewChars + 1);
   writer.write(value);
   std::string text = writer.take();
-  if (code_point_count(text) > kArgsPreviewChars) return std::nullopt;
+  if (utf8::length(text) > kArgsPreviewChars) return std::nullopt;
   return text;
 }
 
@@ -217,7 +198,7 @@ std::string result_preview(const Json& result) {
       OrderedJson keys = OrderedJson::array();
       for (const auto& [key, item] : result.items()) {
         if (keys.size() == kPreviewKeys) break;
-        keys.push_back(std::string(code_point_prefix(key, kPreviewKeyChars)));
+        keys.push_back(std::string(utf8::prefix(key, kPreviewKeyChars)));
       }
       shape = {{"type", "object"},
                {"keys", std::move(keys)},
@@ -229,8 +210,7 @@ std::string result_preview(const Json& result) {
       shape = {{"type", "array"}, {"size", result.size()}};
       break;
     case Json::value_t::string:
-      shape = {{"type", "string"},
-               {"length", code_point_count(result.get_ref<const std::string&>())}};
+      shape = {{"type", "string"}, {"length", utf8::length(result.get_ref<const std::string&>())}};
       break;
     default:
       shape = {{"type", type_name(result)}};

@@ -32,8 +32,4 @@ std::string canonical_json(const nlohmann::json& value);
 // The compact shape of a result: type, and size / keys / length.
 std::string result_preview(const nlohmann::json& result);
 
-// UTF-8 helpers: code points counted as Python's len() counts characters.
-std::size_t code_point_count(std::string_view text);
-std::string_view code_point_prefix(std::string_view text, std::size_t max_code_points);
-
 }  // namespace o4s::store::audit

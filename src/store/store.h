@@ -175,7 +175,10 @@ class Store {
   Store(std::string path, sqlite3* db);
   std::string path_;
   sqlite3* db_;
-  mutable std::recursive_mutex mutex_;
+  // Plain, not recursive: no public method calls another while holding it
+  // (shared steps run on db_ as internal:: helpers, store_internal.h), so a
+  // second lock on one thread would be a bug, not a need.
+  mutable std::mutex mutex_;
 };
 
 // Milliseconds since the epoch (the store's timestamps).

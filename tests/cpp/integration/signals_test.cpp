@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <thread>
 
+#include "base/pipe.h"
 #include "support/proc_helpers.h"
 
 namespace o4s::proc {
@@ -33,9 +34,9 @@ void on_usr1(int) {
 TEST(SignalMainThreadTest, DeliversToTheMainThreadOfThisProcess) {
   // gtest runs test bodies on the main thread, whose tid is the pid.
   ASSERT_EQ(::syscall(SYS_gettid), ::getpid());
-  int wake[2];
-  ASSERT_EQ(::pipe2(wake, O_CLOEXEC), 0);
-  g_wake_fd = wake[1];
+  auto wake = make_pipe();
+  ASSERT_TRUE(wake.ok());
+  g_wake_fd = wake->write.get();
   struct sigaction action {};
   struct sigaction saved {};
   action.sa_handler = on_usr1;
@@ -53,14 +54,12 @@ TEST(SignalMainThreadTest, DeliversToTheMainThreadOfThisProcess) {
     sent = signal_main_thread(::getpid(), SIGUSR1);
   }).join();
 
-  pollfd p{wake[0], POLLIN, 0};
+  pollfd p{wake->read.get(), POLLIN, 0};
   int ready;
   do {
     ready = ::poll(&p, 1, 5000);
   } while (ready < 0 && errno == EINTR);
   ::sigaction(SIGUSR1, &saved, nullptr);
-  ::close(wake[0]);
-  ::close(wake[1]);
   EXPECT_TRUE(sent);
   ASSERT_EQ(ready, 1) << "SIGUSR1 not handled within 5 s";
   EXPECT_EQ(g_handler_tid.load(), ::getpid());

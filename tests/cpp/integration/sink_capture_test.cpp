@@ -112,14 +112,5 @@ TEST(SinkCapture, LiveStdoutIsPassedOnWholeCharactersOnly) {
   EXPECT_EQ(finished.stdout_text, "caf\xC3\xA9!");
 }
 
-TEST(SinkCaptureText, InvalidBytesAreReplacedAndIncompleteTailsHeldBack) {
-  EXPECT_EQ(replace_invalid_utf8("ok\xFFok"), "ok\xEF\xBF\xBDok");
-  EXPECT_EQ(replace_invalid_utf8("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
-  EXPECT_EQ(complete_utf8_prefix("ab\xE2\x82"), 2u);
-  EXPECT_EQ(complete_utf8_prefix("ab\xE2\x82\xAC"), 5u);
-  EXPECT_EQ(complete_utf8_prefix("\xF0\x9F\x98"), 0u);
-  EXPECT_EQ(complete_utf8_prefix("plain"), 5u);
-}
-
 }  // namespace
 }  // namespace o4s::kernel

@@ -21,6 +21,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/pipe.h"
 #include "base/unique_fd.h"
 #include "support/proc_helpers.h"
 
@@ -155,10 +156,10 @@ TEST_P(SpawnTest, PassedDescriptorKeepsItsNumberAndNothingElseLeaks) {
   // passed one: only the passed descriptor may reach the child (under
   // bubblewrap the child is a sandboxed cell).
   UniqueFd leaked_low(::open("/dev/null", O_RDONLY));
-  int raw[2];
-  ASSERT_EQ(::pipe2(raw, O_CLOEXEC), 0);
-  UniqueFd pass_read(raw[0]);
-  UniqueFd pass_write(raw[1]);
+  auto pipe = make_pipe();
+  ASSERT_TRUE(pipe.ok());
+  UniqueFd pass_read = std::move(pipe->read);
+  UniqueFd pass_write = std::move(pipe->write);
   UniqueFd leaked_high(::open("/dev/null", O_RDONLY));
   UniqueFd other(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   ASSERT_LT(leaked_low.get(), pass_read.get());

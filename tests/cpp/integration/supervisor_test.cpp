@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "base/pipe.h"
 #include "proto/limits.h"
 #include "support/proc_helpers.h"
 
@@ -195,10 +196,10 @@ TEST(SupervisorTest, AnEventForAnUnwatchedDescriptorNeverDrainsItsSuccessor) {
   // blocking open for writing then waited forever.
   auto& supervisor = ProcessSupervisor::instance();
   for (int round = 0; round < 20; ++round) {
-    int ends[2];
-    ASSERT_EQ(::pipe2(ends, O_CLOEXEC), 0);
-    UniqueFd old_read(ends[0]);
-    UniqueFd old_write(ends[1]);
+    auto ends = make_pipe();
+    ASSERT_TRUE(ends.ok());
+    UniqueFd old_read = std::move(ends->read);
+    UniqueFd old_write = std::move(ends->write);
     const int reused_number = old_read.get();
     std::uint64_t old_token = supervisor.watch(std::move(old_read), std::make_shared<ClosedFlag>());
 

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/pipe.h"
 #include "base/unique_fd.h"
 #include "proto/frame_codec.h"
 #include "proto/frame_types.h"
@@ -95,10 +96,10 @@ struct ReadThroughPipe {
 };
 
 ReadThroughPipe read_through_pipe(const std::string& bytes) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) std::abort();
-  UniqueFd reader_fd(fds[0]);
-  UniqueFd writer_fd(fds[1]);
+  auto pipe = make_pipe();
+  if (!pipe) std::abort();
+  UniqueFd reader_fd = std::move(pipe->read);
+  UniqueFd writer_fd = std::move(pipe->write);
   std::thread writer([&writer_fd, &bytes] {
     std::string_view rest = bytes;
     while (!rest.empty()) {

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/pipe.h"
 #include "proc/spawn.h"
 #include "support/proc_helpers.h"
 
@@ -36,10 +37,10 @@ TEST(DescriptorLeakTest, PassingDescriptorsClosesInheritedOnes) {
   // below and one above the descriptor we pass.
   UniqueFd low(::open("/dev/null", O_RDONLY));
   UniqueFd high(::fcntl(low.get(), F_DUPFD, 400));
-  int raw[2];
-  ASSERT_EQ(::pipe2(raw, O_CLOEXEC), 0);
-  UniqueFd pass_read(raw[0]);
-  UniqueFd pass_write(raw[1]);
+  auto pipe = make_pipe();
+  ASSERT_TRUE(pipe.ok());
+  UniqueFd pass_read = std::move(pipe->read);
+  UniqueFd pass_write = std::move(pipe->write);
   UniqueFd passed(::fcntl(pass_read.get(), F_DUPFD_CLOEXEC, 300));
   ASSERT_TRUE(low && high && passed);
   ASSERT_LT(low.get(), passed.get());

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/pipe.h"
 #include "base/unique_fd.h"
 
 namespace o4s::proto {
@@ -47,10 +48,10 @@ struct StreamChannel {
   std::thread thread;
 
   StreamChannel() {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) std::abort();
-    reader.reset(fds[0]);
-    writer.reset(fds[1]);
+    auto pipe = make_pipe();
+    if (!pipe) std::abort();
+    reader = std::move(pipe->read);
+    writer = std::move(pipe->write);
   }
   ~StreamChannel() {
     // Close the read end first: a writer blocked on a full pipe after a
@@ -127,10 +128,10 @@ TEST(LineReaderTest, EndOfStreamIsStable) {
 }
 
 TEST(LineReaderTest, ReadErrorIsASystemError) {
-  int fds[2];
-  ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
-  UniqueFd read_end(fds[0]);
-  UniqueFd write_end(fds[1]);
+  auto pipe = make_pipe();
+  ASSERT_TRUE(pipe.ok());
+  UniqueFd read_end = std::move(pipe->read);
+  UniqueFd write_end = std::move(pipe->write);
   // Reading the write end of a pipe fails with EBADF.
   LineReader reader(write_end.get(), 1024);
   auto line = reader.read_line();
@@ -301,10 +302,10 @@ struct NonBlockingPipe {
   UniqueFd writer;
 
   NonBlockingPipe() {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) std::abort();
-    reader.reset(fds[0]);
-    writer.reset(fds[1]);
+    auto pipe = make_pipe(O_NONBLOCK);
+    if (!pipe) std::abort();
+    reader = std::move(pipe->read);
+    writer = std::move(pipe->write);
   }
   void write(const std::string& data) const {
     ASSERT_EQ(::write(writer.get(), data.data(), data.size()), static_cast<ssize_t>(data.size()));
