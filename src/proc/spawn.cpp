@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <utility>
 
+#include "base/pipe.h"
 #include "base/scope_exit.h"
 #include "proc/clone_exec.h"
 
@@ -23,12 +24,6 @@ namespace {
 // is not ignored. SIGPIPE is ignored by every CPython parent.
 constexpr int kResetSignals[] = {SIGINT,  SIGQUIT, SIGPIPE, SIGXFSZ, SIGHUP,  SIGTERM,
                                  SIGTSTP, SIGTTIN, SIGTTOU, SIGUSR1, SIGUSR2, SIGCHLD};
-
-Result<PipePair> make_pipe() {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return system_error("pipe2", errno);
-  return PipePair{UniqueFd(fds[0]), UniqueFd(fds[1])};
-}
 
 // The child's descriptors: the three pipe ends at 0, 1, 2, the passed ones
 // at their own numbers, and nothing else.

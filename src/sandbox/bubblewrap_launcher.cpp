@@ -12,6 +12,7 @@
 #include <chrono>
 
 #include "base/paths.h"
+#include "base/pipe.h"
 #include "sandbox/diagnosis.h"
 #include "sandbox/resource_limits.h"
 #include "sandbox/seccomp_policy.h"
@@ -481,9 +482,9 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
   }
   command.chdir(*workspace);
 
-  int info[2];
-  if (::pipe2(info, O_CLOEXEC) != 0) return system_error("pipe2", errno);
-  PipePair info_pipe{UniqueFd(info[0]), UniqueFd(info[1])};
+  auto made = make_pipe();
+  if (!made) return std::move(made).error();
+  PipePair info_pipe = std::move(made.value());
   auto seccomp = seccomp_program_fd();
   if (!seccomp) {
     return make_error(ErrorCode::kSandboxUnavailable,

@@ -65,8 +65,8 @@ class SpawnTest : public ::testing::TestWithParam<bool> {
 };
 
 INSTANTIATE_TEST_SUITE_P(BothStarts, SpawnTest, ::testing::Values(false, true),
-                         [](const auto& info) {
-                           return std::string(info.param ? "CloneExec" : "PosixSpawn");
+                         [](const auto& param_info) {
+                           return std::string(param_info.param ? "CloneExec" : "PosixSpawn");
                          });
 
 // Signals whose ignored disposition the spawn must reset (an ignored

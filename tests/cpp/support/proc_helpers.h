@@ -14,6 +14,7 @@
 
 #include "proc/child_process.h"
 #include "proc/spawn.h"
+#include "support/temp_dir.h"
 
 namespace o4s::testing {
 
@@ -54,22 +55,5 @@ std::optional<std::string> read_all_with_timeout(int fd, std::chrono::millisecon
 // A hex mask field (SigIgn, SigBlk, ...) from /proc/<pid>/status text.
 std::optional<std::uint64_t> status_mask(const std::string& status_text, const std::string& field);
 inline bool mask_has(std::uint64_t mask, int signum) { return (mask >> (signum - 1)) & 1U; }
-
-// A fresh directory removed (recursively) on destruction.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-  // Writes `content` to `name` with the given mode; returns the full path.
-  std::string write_file(const std::string& name, const std::string& content,
-                         unsigned mode = 0644) const;
-
- private:
-  std::string path_;
-};
 
 }  // namespace o4s::testing

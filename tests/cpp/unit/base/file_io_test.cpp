@@ -9,7 +9,7 @@
 
 #include "base/pipe.h"
 #include "base/unique_fd.h"
-#include "support/proc_helpers.h"
+#include "support/temp_dir.h"
 
 namespace o4s {
 namespace {
