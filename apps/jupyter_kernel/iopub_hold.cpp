@@ -43,8 +43,15 @@ void note_bound(void* socket, const char* endpoint) {
 }
 
 void before_send(void* socket) {
-  if (released.load(std::memory_order_acquire)) return;
   if (socket != iopub_socket.load(std::memory_order_acquire)) return;
+  if (released.load(std::memory_order_acquire)) {
+    // libzmq queues each later subscription for the application without a
+    // bound (one per subscriber coming and going); read them now and then.
+    // Only the publisher thread gets here, so the counter needs no lock.
+    static unsigned sends = 0;
+    if (++sends % 64 == 0) (void)drain_subscriptions(socket);
+    return;
+  }
   // Only xeus's publisher thread sends on iopub, so only it waits here.
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + kIopubHoldLimit;

@@ -4,12 +4,14 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <string>
 
 #include "base/scope_exit.h"
@@ -31,10 +33,28 @@ struct SharedState {
   const char* volatile failed_step = nullptr;
 };
 
-[[noreturn]] void fail(SharedState* shared, const char* step) {
-  shared->error_number = errno;
+// The kernel's struct sigaction for rt_sigaction(2) (x86-64 and arm64 lay
+// it out alike: handler, flags, restorer, an 8-byte mask).
+struct KernelSigaction {
+  void (*handler)(int) = SIG_DFL;
+  unsigned long flags = 0;
+  void (*restorer)() = nullptr;
+  std::uint64_t mask = 0;
+};
+constexpr unsigned long kSigInfo = SA_SIGINFO;
+
+[[noreturn]] void fail(SharedState* shared, const char* step, int error) {
+  shared->error_number = error;
   shared->failed_step = step;
-  ::_exit(127);
+  ::syscall(SYS_exit_group, 127);
+  __builtin_unreachable();
+}
+
+// One raw system call; a failure ends the child, naming the step. syscall(2)
+// sets errno on the parent thread's TLS (the child runs on it), read at once.
+template <typename... Args>
+void call_or_fail(SharedState* shared, const char* step, long number, Args... args) {
+  if (::syscall(number, args...) < 0) fail(shared, step, errno);
 }
 
 // A handler the parent installed would run here on the parent's memory;
@@ -42,64 +62,67 @@ struct SharedState {
 void reset_signal_dispositions(const sigset_t& to_default) {
   for (int sig = 1; sig < NSIG; ++sig) {
     if (sig == SIGKILL || sig == SIGSTOP) continue;
-    struct sigaction current {};
-    if (::sigaction(sig, nullptr, &current) != 0) continue;  // glibc-internal signals
-    const bool handled = (current.sa_flags & SA_SIGINFO) != 0 ||
-                         (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN);
+    KernelSigaction current;
+    if (::syscall(SYS_rt_sigaction, sig, nullptr, &current, sizeof current.mask) != 0) continue;
+    const bool handled = (current.flags & kSigInfo) != 0 ||
+                         (current.handler != SIG_DFL && current.handler != SIG_IGN);
     if (!handled && !sigismember(&to_default, sig)) continue;
-    struct sigaction by_default {};
-    by_default.sa_handler = SIG_DFL;
-    ::sigaction(sig, &by_default, nullptr);
+    KernelSigaction by_default;
+    ::syscall(SYS_rt_sigaction, sig, &by_default, nullptr, sizeof by_default.mask);
   }
 }
 
-void close_every_fd_from(int first) {
-  if (::syscall(SYS_close_range, first, ~0U, 0) == 0) return;
-  // Kernels before 5.9: close up to the descriptor limit.
+// Closes [first, last] (last = ~0U: everything above).
+void close_range_of(unsigned first, unsigned last) {
+  if (first > last) return;
+  if (::syscall(SYS_close_range, first, last, 0) == 0) return;
+  // Kernels before 5.9: close one by one, up to the descriptor limit.
   struct rlimit nofile {};
-  if (::getrlimit(RLIMIT_NOFILE, &nofile) != 0) nofile.rlim_cur = 1024;
-  for (rlim_t fd = static_cast<rlim_t>(first); fd < nofile.rlim_cur; ++fd) {
-    ::close(static_cast<int>(fd));
-  }
+  if (::syscall(SYS_getrlimit, RLIMIT_NOFILE, &nofile) != 0) nofile.rlim_cur = 1024;
+  const rlim_t stop = last == ~0U ? nofile.rlim_cur : static_cast<rlim_t>(last) + 1;
+  for (rlim_t fd = first; fd < stop; ++fd) ::syscall(SYS_close, static_cast<int>(fd));
 }
 
 int child_main(void* arg) {
   auto* shared = static_cast<SharedState*>(arg);
   const ChildPlan& plan = *shared->plan;
   reset_signal_dispositions(plan.default_signals);
-  if (::setsid() < 0) fail(shared, "setsid");
+  call_or_fail(shared, "setsid", SYS_setsid);
   for (const auto& [from, to] : plan.dups) {
     if (from == to) {
-      int flags = ::fcntl(from, F_GETFD);
-      if (flags < 0 || ::fcntl(from, F_SETFD, flags & ~FD_CLOEXEC) != 0) fail(shared, "fcntl");
-    } else if (::dup2(from, to) < 0) {
-      fail(shared, "dup2");
+      long flags = ::syscall(SYS_fcntl, from, F_GETFD);
+      if (flags < 0) fail(shared, "fcntl", errno);
+      call_or_fail(shared, "fcntl", SYS_fcntl, from, F_SETFD, flags & ~FD_CLOEXEC);
+    } else {
+      call_or_fail(shared, "dup2", SYS_dup3, from, to, 0);
     }
   }
-  for (int fd : plan.closes) ::close(fd);
-  if (plan.close_from >= 0) close_every_fd_from(plan.close_from);
-  if (plan.cwd != nullptr && ::chdir(plan.cwd) != 0) fail(shared, "chdir");
+  unsigned next = 3;
+  for (int fd : plan.keep) {
+    close_range_of(next, static_cast<unsigned>(fd) - 1);
+    next = static_cast<unsigned>(fd) + 1;
+  }
+  close_range_of(next, ~0U);
   for (const ChildLimit& limit : plan.limits) {
     struct rlimit value {
       static_cast<rlim_t>(limit.value), static_cast<rlim_t>(limit.value)
     };
-    if (::syscall(SYS_prlimit64, 0, limit.resource, &value, nullptr) != 0) {
-      fail(shared, "setrlimit");
-    }
+    call_or_fail(shared, "setrlimit", SYS_prlimit64, 0, limit.resource, &value, nullptr);
   }
   if (plan.credentials != nullptr) {
-    // Raw system calls: this task alone changes ids (see the header).
     const auto uid = plan.credentials->uid;
     const auto gid = plan.credentials->gid;
-    if (::syscall(SYS_setgroups, 0, nullptr) != 0) fail(shared, "setgroups");
-    if (::syscall(SYS_setresgid, gid, gid, gid) != 0) fail(shared, "setresgid");
-    if (::syscall(SYS_setresuid, uid, uid, uid) != 0) fail(shared, "setresuid");
+    call_or_fail(shared, "setgroups", SYS_setgroups, 0, nullptr);
+    call_or_fail(shared, "setresgid", SYS_setresgid, gid, gid, gid);
+    call_or_fail(shared, "setresuid", SYS_setresuid, uid, uid, uid);
   }
-  sigset_t empty;
-  sigemptyset(&empty);
-  ::sigprocmask(SIG_SETMASK, &empty, nullptr);
-  ::execve(plan.program, plan.argv, plan.envp);
-  fail(shared, "exec");
+  // After the id switch: the directory is entered with the sandbox uid's
+  // rights, not root's.
+  if (plan.cwd != nullptr) call_or_fail(shared, "chdir", SYS_chdir, plan.cwd);
+  const std::uint64_t empty_mask = 0;
+  ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &empty_mask, nullptr, sizeof empty_mask);
+  ::syscall(SYS_execve, plan.program, plan.argv, plan.envp);
+  fail(shared, "exec", errno);
 }
 
 }  // namespace
@@ -112,6 +135,7 @@ Result<pid_t> clone_exec(const ChildPlan& plan) {
 
   SharedState shared;
   shared.plan = &plan;
+  const int dumpable = ::prctl(PR_GET_DUMPABLE);
   // Nothing may be delivered to the child before its handlers are reset.
   sigset_t all;
   sigset_t previous;
@@ -121,6 +145,11 @@ Result<pid_t> clone_exec(const ChildPlan& plan) {
                       CLONE_VM | CLONE_VFORK | SIGCHLD, &shared);
   const int clone_errno = errno;
   ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  // The child's id switch reset the shared memory's dumpable flag (see the
+  // header): the daemon keeps its own, for core dumps and /proc access.
+  if (dumpable >= 0 && ::prctl(PR_GET_DUMPABLE) != dumpable) {
+    (void)::prctl(PR_SET_DUMPABLE, dumpable);
+  }
   if (pid < 0) return system_error("clone", clone_errno);
   if (shared.failed_step != nullptr) {
     const int child_errno = shared.error_number;

@@ -4,11 +4,16 @@
 // parent suspended until the child execs or exits -- plus setrlimit and
 // setgroups/setresgid/setresuid before the exec.
 //
-// The child shares the parent's memory until exec, so it makes system calls
-// only: the id switch goes through raw syscall(2), because glibc's wrappers
-// would broadcast the change to every thread of the parent (nptl's setxid
-// protocol), and every handled signal is reset to its default before the
-// signals the parent blocked around clone are let in.
+// The child shares the parent's memory until exec, so it makes raw system
+// calls only (syscall(2), never a libc wrapper): glibc's id wrappers would
+// broadcast the change to the parent's threads (nptl's setxid protocol),
+// and a sanitizer's interceptors (TSan's sigaction, close, _exit) would
+// rewrite the parent's bookkeeping. Every handled signal is reset to its
+// default before the signals the parent blocked around clone are let in.
+//
+// Switching ids from a CLONE_VM child also resets the dumpable flag of the
+// memory it shares with the parent (the kernel's commit_creds): the parent
+// restores its own flag once the child has exec'd.
 #pragma once
 
 #include <signal.h>
@@ -30,8 +35,10 @@ struct ChildPlan {
   char* const* argv = nullptr;
   char* const* envp = nullptr;
   std::vector<std::pair<int, int>> dups;  // dup2(from, to); from == to clears FD_CLOEXEC
-  std::vector<int> closes;                // then closed
-  int close_from = -1;                    // then every fd >= this is closed (-1: none)
+  // Then every descriptor from 3 up is closed except these (sorted, each
+  // >= 3): the child itself closes the gaps, so a descriptor another thread
+  // of the parent opened meanwhile without CLOEXEC cannot slip through.
+  std::vector<int> keep;
   const char* cwd = nullptr;
   sigset_t default_signals{};  // set to SIG_DFL even when ignored
   std::vector<ChildLimit> limits;

@@ -44,12 +44,14 @@ DescriptorPlan plan_descriptors(int stdin_read, int stdout_write, int stderr_wri
   // The same with descriptors to pass (Popen's close_fds=True): a
   // descriptor the host inherited without CLOEXEC from whoever started it
   // must not reach the child -- under bubblewrap, a sandboxed cell.
+  // Every number below the highest passed one is closed, open or not, and
+  // CLOEXEC or not: a snapshot of which are open would race with another
+  // thread opening one, and glibc ignores a close of a closed descriptor.
   int highest = *std::max_element(pass_fds.begin(), pass_fds.end());
   for (int fd = 3; fd < highest; ++fd) {
-    bool passed = std::find(pass_fds.begin(), pass_fds.end(), fd) != pass_fds.end();
-    int flags = passed ? -1 : ::fcntl(fd, F_GETFD);
-    // Closing a descriptor closed meanwhile is harmless (glibc ignores it).
-    if (flags >= 0 && !(flags & FD_CLOEXEC)) plan.closes.push_back(fd);
+    if (std::find(pass_fds.begin(), pass_fds.end(), fd) == pass_fds.end()) {
+      plan.closes.push_back(fd);
+    }
   }
   plan.close_from = highest + 1;
   return plan;
@@ -88,6 +90,16 @@ std::string resolve_program(const std::string& program, const std::vector<std::s
 
 Result<SpawnedPipes> spawn_with_pipes(const SpawnRequest& request) {
   if (request.argv.empty()) return make_error(ErrorCode::kInvalidArgument, "spawn: empty argv");
+  // 0-2 become the child's pipes; a descriptor to pass there would be
+  // overwritten (a host started with its stdio closed hands out 0-2).
+  for (int fd : request.pass_fds) {
+    if (fd < 3) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "spawn: descriptor " + std::to_string(fd) +
+                            " cannot be passed at its own number (0-2 are the child's stdio); "
+                            "start the host with stdin, stdout and stderr open");
+    }
+  }
   auto in = make_pipe();
   if (!in) return std::move(in).error();
   auto out = make_pipe();
@@ -128,8 +140,8 @@ Result<SpawnedPipes> spawn_with_pipes(const SpawnRequest& request) {
     plan.argv = argv.data();
     plan.envp = envp.data();
     plan.dups = std::move(fds.dups);
-    plan.closes = std::move(fds.closes);
-    plan.close_from = fds.close_from;
+    plan.keep = request.pass_fds;
+    std::sort(plan.keep.begin(), plan.keep.end());
     plan.cwd = request.cwd ? request.cwd->c_str() : nullptr;
     plan.default_signals = defaults;
     plan.limits = request.limits;

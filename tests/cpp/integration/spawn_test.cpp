@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -171,6 +172,18 @@ TEST_P(SpawnTest, PassedDescriptorKeepsItsNumberAndNothingElseLeaks) {
   EXPECT_EQ(ran.out, "0 1 2 " + std::to_string(pass_read.get()) + " \n");
 }
 
+// A host started with its stdio closed hands out 0-2 for its own pipes;
+// one of those passed at its own number would become the child's stdio.
+TEST_P(SpawnTest, ADescriptorBelowThreeCannotBePassed) {
+  SpawnRequest request = probe_request({"fds"});
+  request.pass_fds = {1};
+  auto refused = spawn(request);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.error().message.find("descriptor 1"), std::string::npos)
+      << refused.error().message;
+}
+
 TEST_P(SpawnTest, ExecFailureIsAnErrorNotAnExit127) {
   SpawnRequest missing = probe_request({});
   missing.argv = {"/nonexistent/o4s-program", "arg"};
@@ -326,6 +339,19 @@ TEST(CloneExecTest, TheDaemonAndItsOtherThreadsKeepTheirIds) {
   }
   changed.notify_all();
   other.join();
+}
+
+// The kernel resets the dumpable flag of the memory a task switching ids
+// runs on, and the child shares the daemon's: without the restore a root
+// daemon would lose core dumps and /proc access to itself after its first
+// sandbox.
+TEST(CloneExecTest, TheDaemonStaysDumpableAfterAChildDropsIds) {
+  if (::getuid() != 0) GTEST_SKIP() << "switching ids needs a root daemon";
+  ASSERT_EQ(::prctl(PR_GET_DUMPABLE), 1);
+  SpawnRequest request;
+  request.credentials = ChildCredentials{65534, 65534};
+  EXPECT_EQ(line_of(child_proc_file(request, "status"), "Uid:"), "65534 65534 65534 65534");
+  EXPECT_EQ(::prctl(PR_GET_DUMPABLE), 1);
 }
 
 TEST(CloneExecTest, AFailedStepIsAnErrorNamingItAndLeavesNoChild) {
