@@ -305,6 +305,27 @@ def _iopub_kinds(kc, msg_id, seconds):
     return kinds, "".join(texts)
 
 
+def _started_without_iopub(environment, code):
+    """A kernel and a client whose iopub is not connected, after `code`'s
+    reply came back on shell. Returns (km, kc, msg_id)."""
+    from jupyter_client.manager import KernelManager
+
+    km = KernelManager(kernel_name=environment.kernel_name)
+    km.start_kernel(cwd=str(environment.workspace))
+    kc = km.client()
+    kc.start_channels(iopub=False)
+    try:
+        msg_id = kc.execute(code)
+        reply = kc.get_shell_msg(timeout=60)
+        assert reply["parent_header"]["msg_id"] == msg_id
+        assert reply["content"]["status"] == "ok"
+    except BaseException:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+        raise
+    return km, kc, msg_id
+
+
 def test_a_cell_sent_before_the_client_subscribes_keeps_its_iopub_messages(environment):
     # The race jupyter console 6.4 runs, made certain: the client's first
     # request is answered before it has even connected iopub. A PUB socket
@@ -312,19 +333,10 @@ def test_a_cell_sent_before_the_client_subscribes_keeps_its_iopub_messages(envir
     # iopub until its first subscriber (iopub_hold.h), so the busy, the
     # stream and the idle of that cell all still arrive. ipykernel loses
     # them.
-    from jupyter_client.manager import KernelManager
-
     with environment.applied():
         os.environ["OPENAI4S_JUPYTER_TRACE_IOPUB"] = "1"  # on stderr if this fails
-        km = KernelManager(kernel_name=environment.kernel_name)
-        km.start_kernel(cwd=str(environment.workspace))
-        kc = km.client()
-        kc.start_channels(iopub=False)
+        km, kc, msg_id = _started_without_iopub(environment, "print(6 * 7)")
         try:
-            msg_id = kc.execute("print(6 * 7)")
-            reply = kc.get_shell_msg(timeout=60)
-            assert reply["parent_header"]["msg_id"] == msg_id
-            assert reply["content"]["status"] == "ok"
             kc.iopub_channel.start()
             kinds, text = _iopub_kinds(kc, msg_id, 20)
             assert kinds[:1] == ["busy"] and kinds[-1:] == ["idle"], kinds
@@ -338,19 +350,9 @@ def test_a_kernel_nobody_subscribes_to_still_shuts_down_by_itself(environment):
     # The hold ends when the kernel stops: xeus's stop waits for the
     # publisher thread, which must not sit out the hold's 10 s (the client
     # would have killed the kernel by then).
-    from jupyter_client.manager import KernelManager
-
     with environment.applied():
-        km = KernelManager(kernel_name=environment.kernel_name)
-        km.start_kernel(cwd=str(environment.workspace))
-        kc = km.client()
-        kc.start_channels(iopub=False)
-        try:
-            msg_id = kc.execute("x = 1")
-            reply = kc.get_shell_msg(timeout=60)
-            assert reply["parent_header"]["msg_id"] == msg_id
-        finally:
-            kc.stop_channels()
+        km, kc, _ = _started_without_iopub(environment, "x = 1")
+        kc.stop_channels()
         process = km.provisioner.process
         km.shutdown_kernel(now=False)  # a shutdown_request, not a kill
         # jupyter_client terminates, then kills, a kernel that has not
