@@ -72,15 +72,13 @@ void reset_signal_dispositions(const sigset_t& to_default) {
   }
 }
 
-// Closes [first, last] (last = ~0U: everything above).
-void close_range_of(unsigned first, unsigned last) {
-  if (first > last) return;
-  if (::syscall(SYS_close_range, first, last, 0) == 0) return;
+// Closes every descriptor from `first` up.
+void close_every_fd_from(unsigned first) {
+  if (::syscall(SYS_close_range, first, ~0U, 0) == 0) return;
   // Kernels before 5.9: close one by one, up to the descriptor limit.
   struct rlimit nofile {};
   if (::syscall(SYS_getrlimit, RLIMIT_NOFILE, &nofile) != 0) nofile.rlim_cur = 1024;
-  const rlim_t stop = last == ~0U ? nofile.rlim_cur : static_cast<rlim_t>(last) + 1;
-  for (rlim_t fd = first; fd < stop; ++fd) ::syscall(SYS_close, static_cast<int>(fd));
+  for (rlim_t fd = first; fd < nofile.rlim_cur; ++fd) ::syscall(SYS_close, static_cast<int>(fd));
 }
 
 int child_main(void* arg) {
@@ -97,12 +95,8 @@ int child_main(void* arg) {
       call_or_fail(shared, "dup2", SYS_dup3, from, to, 0);
     }
   }
-  unsigned next = 3;
-  for (int fd : plan.keep) {
-    close_range_of(next, static_cast<unsigned>(fd) - 1);
-    next = static_cast<unsigned>(fd) + 1;
-  }
-  close_range_of(next, ~0U);
+  for (int fd : plan.closes) ::syscall(SYS_close, fd);
+  close_every_fd_from(static_cast<unsigned>(plan.close_from));
   for (const ChildLimit& limit : plan.limits) {
     struct rlimit value {
       static_cast<rlim_t>(limit.value), static_cast<rlim_t>(limit.value)

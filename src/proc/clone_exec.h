@@ -35,10 +35,8 @@ struct ChildPlan {
   char* const* argv = nullptr;
   char* const* envp = nullptr;
   std::vector<std::pair<int, int>> dups;  // dup2(from, to); from == to clears FD_CLOEXEC
-  // Then every descriptor from 3 up is closed except these (sorted, each
-  // >= 3): the child itself closes the gaps, so a descriptor another thread
-  // of the parent opened meanwhile without CLOEXEC cannot slip through.
-  std::vector<int> keep;
+  std::vector<int> closes;                // then closed (whether open or not)
+  int close_from = 3;                     // then every descriptor from this one up
   const char* cwd = nullptr;
   sigset_t default_signals{};  // set to SIG_DFL even when ignored
   std::vector<ChildLimit> limits;

@@ -25,8 +25,8 @@ namespace {
 constexpr int kResetSignals[] = {SIGINT,  SIGQUIT, SIGPIPE, SIGXFSZ, SIGHUP,  SIGTERM,
                                  SIGTSTP, SIGTTIN, SIGTTOU, SIGUSR1, SIGUSR2, SIGCHLD};
 
-// The child's descriptors: the three pipe ends at 0, 1, 2, the passed ones
-// at their own numbers, and nothing else.
+// The child's descriptors, for both starts: the three pipe ends at 0, 1, 2,
+// the passed ones at their own numbers, and nothing else.
 struct DescriptorPlan {
   std::vector<std::pair<int, int>> dups;  // (from, to); from == to clears FD_CLOEXEC
   std::vector<int> closes;
@@ -140,8 +140,8 @@ Result<SpawnedPipes> spawn_with_pipes(const SpawnRequest& request) {
     plan.argv = argv.data();
     plan.envp = envp.data();
     plan.dups = std::move(fds.dups);
-    plan.keep = request.pass_fds;
-    std::sort(plan.keep.begin(), plan.keep.end());
+    plan.closes = std::move(fds.closes);
+    plan.close_from = fds.close_from;
     plan.cwd = request.cwd ? request.cwd->c_str() : nullptr;
     plan.default_signals = defaults;
     plan.limits = request.limits;

@@ -252,43 +252,6 @@ def test_a_second_client_of_the_same_manager_gets_its_replies(kernel):
         second.stop_channels()
 
 
-def test_a_client_that_connects_at_once_gets_its_iopub_messages(environment):
-    # A client that connects as soon as the kernel process exists, and
-    # waits the way jupyter_client documents (wait_for_ready: kernel_info
-    # until iopub delivers), gets every iopub message of its first cell.
-    # A subscriber that connects before a kernel binds can miss messages
-    # until its subscription lands (any kernel, ipykernel too), so clients
-    # that skip that wait race; the kernel binds before it starts its
-    # worker to keep that window short.
-    import queue
-
-    from jupyter_client.manager import KernelManager
-
-    with environment.applied():
-        for _ in range(3):
-            km = KernelManager(kernel_name=environment.kernel_name)
-            km.start_kernel(cwd=str(environment.workspace))
-            kc = km.client()
-            kc.start_channels()
-            try:
-                kc.wait_for_ready(timeout=60)
-                msg_id = kc.execute("print(6 * 7)")
-                kinds = []
-                deadline = time.monotonic() + 20
-                while "idle" not in kinds and time.monotonic() < deadline:
-                    try:
-                        message = kc.get_iopub_msg(timeout=1)
-                    except queue.Empty:
-                        continue
-                    if message["parent_header"].get("msg_id") == msg_id:
-                        kinds.append(message["content"].get("execution_state", message["msg_type"]))
-                assert kinds[:1] == ["busy"] and kinds[-1:] == ["idle"], kinds
-                assert "stream" in kinds
-            finally:
-                kc.stop_channels()
-                km.shutdown_kernel(now=True)
-
-
 def _iopub_kinds(kc, msg_id, seconds):
     import queue
 
@@ -303,6 +266,33 @@ def _iopub_kinds(kc, msg_id, seconds):
             kinds.append(message["content"].get("execution_state", message["msg_type"]))
             texts.append(message["content"].get("text", ""))
     return kinds, "".join(texts)
+
+
+def test_a_client_that_connects_at_once_gets_its_iopub_messages(environment):
+    # A client that connects as soon as the kernel process exists, and
+    # waits the way jupyter_client documents (wait_for_ready: kernel_info
+    # until iopub delivers), gets every iopub message of its first cell.
+    # A subscriber that connects before a kernel binds can miss messages
+    # until its subscription lands (any kernel, ipykernel too), so clients
+    # that skip that wait race; the kernel binds before it starts its
+    # worker to keep that window short.
+    from jupyter_client.manager import KernelManager
+
+    with environment.applied():
+        for _ in range(3):
+            km = KernelManager(kernel_name=environment.kernel_name)
+            km.start_kernel(cwd=str(environment.workspace))
+            kc = km.client()
+            kc.start_channels()
+            try:
+                kc.wait_for_ready(timeout=60)
+                msg_id = kc.execute("print(6 * 7)")
+                kinds, _ = _iopub_kinds(kc, msg_id, 20)
+                assert kinds[:1] == ["busy"] and kinds[-1:] == ["idle"], kinds
+                assert "stream" in kinds
+            finally:
+                kc.stop_channels()
+                km.shutdown_kernel(now=True)
 
 
 def _started_without_iopub(environment, code):
