@@ -39,6 +39,7 @@ const char* kUsage =
     "usage: openai4s-jupyter-kernel -f CONNECTION_FILE --python PYTHON --repo-root DIR\n"
     "                               [--workspace DIR] [--data-dir DIR]\n"
     "                               [--lang python|r] [--worker-argv JSON_ARRAY]\n"
+    "                               [--language-version VERSION]\n"
     "(--lang r needs --worker-argv: the R worker's argv, as `openai4s jupyter install\n"
     "--lang r` writes it)\n";
 
@@ -49,6 +50,18 @@ bool parse_argv_json(const std::string& text, std::vector<std::string>& out) {
   for (const auto& item : parsed) {
     if (!item.is_string()) return false;
     out.push_back(item.get<std::string>());
+  }
+  return true;
+}
+
+// What a kernelspec records as the worker's version ("3.11.2", "4.2.2"):
+// it is echoed to every client, so nothing but a short dotted word.
+bool plain_version(const std::string& text) {
+  if (text.empty() || text.size() > 32) return false;
+  for (char c : text) {
+    bool plain = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                 c == '.' || c == '+' || c == '-';
+    if (!plain) return false;
   }
   return true;
 }
@@ -80,6 +93,8 @@ bool parse_flags(int argc, char** argv, Flags& flags) {
     } else if (arg == "--lang") {
       ok = value(flags.settings.language) &&
            (flags.settings.language == "python" || flags.settings.language == "r");
+    } else if (arg == "--language-version") {
+      ok = value(flags.settings.language_version) && plain_version(flags.settings.language_version);
     } else if (arg == "--worker-argv") {
       std::string text;
       ok = value(text) && parse_argv_json(text, flags.settings.worker_argv);
@@ -209,13 +224,10 @@ int main(int argc, char** argv) {
   xeus::xkernel kernel(config, xeus::get_user_name(), std::move(context), std::move(interpreter),
                        o4s::jupyter::make_interrupting_server,
                        std::make_unique<o4s::jupyter::History>());
-  // The sockets are bound now; requests queue in them while the worker
-  // starts, and a kernel that cannot start says why before serving any.
-  if (auto started = raw->start_worker(); !started) {
-    std::fprintf(stderr, "openai4s-jupyter-kernel: %s\n", started.error().message.c_str());
-    return 1;
-  }
-  // After start_worker: these threads use the manager it made.
+  // The sockets are bound now. The worker starts while the kernel serves;
+  // a worker that cannot start is said on stderr and in the error reply of
+  // every request that needs it (each one tries again).
+  raw->start_in_background();
   std::thread(watch_signals, set, raw).detach();
   stop_with_parent(raw);
   kernel.start();

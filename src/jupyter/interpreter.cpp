@@ -1,5 +1,8 @@
 #include "jupyter/interpreter.h"
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <xeus/xinput.hpp>
 
 #include "base/ascii.h"
@@ -96,7 +99,13 @@ Status Interpreter::build_host() {
   options.sandbox = std::make_shared<sandbox::KernelSandbox>(std::move(sandbox_settings.value()));
 
   auto hooks = std::make_shared<NativeKernelHooks>(dispatcher, settings.host, frame_id.value());
-  manager_ = std::make_unique<kernel::KernelManager>(std::move(options), hooks, nullptr);
+  auto manager = std::make_unique<kernel::KernelManager>(std::move(options), hooks, nullptr);
+  {
+    // Published under the lock: a stop during the start reads it to kill
+    // the worker being started (stop_worker).
+    std::lock_guard lock(start_mutex_);
+    manager_ = std::move(manager);
+  }
   dispatcher_ = std::move(dispatcher);
   hooks_ = std::move(hooks);
   return {};
@@ -113,21 +122,75 @@ Status Interpreter::start_worker() {
   return {};
 }
 
-Interpreter::~Interpreter() { stop_worker(); }
+void Interpreter::start_in_background() {
+  if (starter_.joinable()) return;
+  starter_ = std::thread([this] {
+    Status started = start_worker();
+    std::lock_guard lock(start_mutex_);
+    // Said on stderr at once (the client's operator looks there); every
+    // request that needs the worker then answers with the same reason. A
+    // start that a stop cut short is no failure to report.
+    if (!started && !stopping_) {
+      std::fprintf(stderr, "openai4s-jupyter-kernel: %s\n", started.error().message.c_str());
+    }
+    start_result_ = std::move(started);
+    start_done_.notify_all();
+  });
+}
+
+Status Interpreter::await_start() {
+  if (!starter_.joinable()) {
+    return make_error(ErrorCode::kNotAlive, "the kernel's worker was never started");
+  }
+  std::unique_lock lock(start_mutex_);
+  start_done_.wait(lock, [this] { return start_result_.has_value(); });
+  if (start_result_->ok()) return {};
+  return start_result_->error();  // a copy: every waiter gets the reason
+}
+
+bool Interpreter::start_finished() {
+  std::lock_guard lock(start_mutex_);
+  return start_result_.has_value();
+}
+
+Interpreter::~Interpreter() {
+  stop_worker();
+  if (starter_.joinable()) starter_.join();
+}
 
 void Interpreter::interrupt() {
-  if (manager_) (void)manager_->interrupt();
+  // manager_ is written by the starter thread; it is read only after the
+  // start finished (the mutex orders the two).
+  if (start_finished() && manager_) (void)manager_->interrupt();
 }
 
 void Interpreter::stop_worker() {
+  if (!starter_.joinable()) return;
+  std::unique_lock lock(start_mutex_);
+  stopping_ = true;
+  // A stop during the start kills the worker being started (its handshake
+  // then fails at once) instead of waiting out the init timeout, and asks
+  // again until the start is over: a worker spawned just after a kill
+  // found no transport yet must not be left running.
+  while (!start_result_) {
+    if (manager_) manager_->kill_worker();
+    start_done_.wait_for(lock, std::chrono::milliseconds(20));
+  }
+  lock.unlock();
   if (manager_) manager_->shutdown();
 }
 
 void Interpreter::configure_impl() {}
 
 Status Interpreter::ensure_worker() {
+  Status first = await_start();
+  // No manager: the host itself could not be built (the store did not
+  // open); that does not get better by retrying.
+  if (!manager_) return first;
   if (manager_->is_alive()) return {};
-  return manager_->restart(settings_.init_timeout_s);
+  Status restarted = manager_->restart(settings_.init_timeout_s);
+  if (restarted && language_version_.empty()) language_version_ = language_version();
+  return restarted;
 }
 
 nl::json Interpreter::error_reply(int execution_counter, const std::string& ename,
@@ -237,24 +300,26 @@ std::string Interpreter::language_version() {
   // different Python (or R) than any on the host's PATH.
   const char* ask = is_r() ? "cat(R.version$major, R.version$minor, sep = '.')"
                            : "print(__import__('platform').python_version())";
-  const char* fallback = is_r() ? "4" : "3";
+  std::string fallback = !settings_.language_version.empty() ? settings_.language_version
+                         : is_r()                            ? "4"
+                                                             : "3";
   auto result = manager_->execute(ask, "system", std::nullopt, nullptr);
   if (!result) return fallback;
   std::string version = trimmed(result.value().value("stdout", ""));
   return version.empty() ? fallback : version;
 }
 
-nl::json Interpreter::language_info() const {
+nl::json Interpreter::language_info(const std::string& version) const {
   if (is_r()) {
     return {{"name", "R"},
-            {"version", language_version_},
+            {"version", version},
             {"mimetype", "text/x-r-source"},
             {"file_extension", ".r"},
             {"codemirror_mode", "r"},
             {"pygments_lexer", "r"}};
   }
   return {{"name", "python"},
-          {"version", language_version_},
+          {"version", version},
           {"mimetype", "text/x-python"},
           {"file_extension", ".py"},
           {"codemirror_mode", {{"name", "ipython"}, {"version", 3}}},
@@ -263,8 +328,10 @@ nl::json Interpreter::language_info() const {
 }
 
 std::string Interpreter::banner() {
+  std::string version = language_version_.empty() ? settings_.language_version : language_version_;
   std::string text = "openai4s kernel " + std::string(kImplementationVersion) + " -- " +
-                     (is_r() ? "R " : "Python ") + language_version_ + "\n";
+                     (is_r() ? "R " : "Python ") + version + "\n";
+  if (!manager_) return text + "sandbox: unknown: the kernel could not start\n";
   const auto& box = manager_->options().sandbox;
   if (!box) return text + "sandbox: none\n";
   sandbox::SandboxStatus status = box->status();
@@ -276,13 +343,35 @@ std::string Interpreter::banner() {
   return text;
 }
 
+std::string Interpreter::starting_banner() const {
+  std::string text = "openai4s kernel " + std::string(kImplementationVersion) + " -- " +
+                     (is_r() ? "R " : "Python ") + settings_.language_version + "\n";
+  const char* named = std::getenv("OPENAI4S_KERNEL_SANDBOX");
+  auto mode = sandbox::parse_mode(named == nullptr ? "" : named);
+  std::string mode_text = mode ? std::string(sandbox::mode_name(mode.value())) : "invalid";
+  // Only what is already certain: an enforcing kernel runs no cell outside
+  // the sandbox, whatever its self-test then says.
+  bool enforced = mode && mode.value() == sandbox::SandboxMode::kEnforce;
+  text += "sandbox: starting (mode " + mode_text + (enforced ? ", enforced" : "") +
+          "; the worker is starting, ask again for its state)\n";
+  text += "workspace: " + settings_.workspace + "\n";
+  return text;
+}
+
 nl::json Interpreter::kernel_info_request_impl() {
+  // With the version from the kernelspec the reply need not wait for the
+  // worker; without it (an R spec, an older spec) it does, as it did.
+  bool ready = settings_.language_version.empty() ? (void(await_start()), true) : start_finished();
+  std::string version = ready && !language_version_.empty()   ? language_version_
+                        : !settings_.language_version.empty() ? settings_.language_version
+                        : is_r()                              ? "4"
+                                                              : "3";
   return nl::json{{"status", "ok"},
                   {"protocol_version", "5.3"},
                   {"implementation", "openai4s"},
                   {"implementation_version", kImplementationVersion},
-                  {"language_info", language_info()},
-                  {"banner", banner()},
+                  {"language_info", language_info(version)},
+                  {"banner", ready ? banner() : starting_banner()},
                   {"help_links", nl::json::array()}};
 }
 

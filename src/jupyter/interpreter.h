@@ -3,10 +3,12 @@
 // through it, the Python worker); nothing on the host side runs Python.
 #pragma once
 
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 #include <xeus/xinterpreter.hpp>
 
@@ -28,29 +30,46 @@ struct KernelSettings {
   std::string data_dir;   // the store and artifacts; never inside the workspace
   host::HostSettings host;
   double init_timeout_s = 15.0;
+  // The worker's language version as the kernelspec recorded it at install
+  // (`--language-version`). With it, kernel_info is answered while the
+  // worker still starts; without it, kernel_info waits for the worker.
+  std::string language_version;
 };
 
 class Interpreter : public xeus::xinterpreter {
  public:
-  // Cheap: start_worker() later builds the store, dispatcher and manager
-  // and starts the worker. Split so the kernel's sockets are bound (xkernel's
-  // constructor) while the worker starts: a client's iopub subscriber that
-  // connects before the bind misses the first status messages, and
-  // jupyter_client's wait_for_ready then spends a 0.2 s round per miss.
+  // Cheap: start_in_background() later builds the store, dispatcher and
+  // manager and starts the worker. Split so the kernel's sockets are bound
+  // (xkernel's constructor) before anything slow: a client's iopub
+  // subscriber that connects before the bind misses the first status
+  // messages, and jupyter_client's wait_for_ready then spends a 0.2 s round
+  // per miss.
   static Result<std::unique_ptr<Interpreter>> create(const KernelSettings& settings);
-  // Starts the worker and asks its language version; before kernel.start().
-  Status start_worker();
+  // Starts the worker on a thread of its own, once, after the sockets are
+  // bound. The kernel serves meanwhile: kernel_info is answered (when the
+  // kernelspec named the language version), and a request that needs the
+  // worker waits for it. jupyter_client's wait_for_ready spends 0.2 s
+  // after its kernel_info_reply making sure iopub is quiet; the worker
+  // starts inside that time instead of before it.
+  void start_in_background();
   ~Interpreter() override;
 
-  // From any thread (control channel, SIGINT watcher): never blocks.
+  // From any thread (control channel, SIGINT watcher): never blocks. An
+  // interrupt that arrives while the worker starts has nothing to stop.
   void interrupt();
-  // Stops the worker; the kernel process may then exit.
+  // Stops the worker (after its start finished, if it was starting); the
+  // kernel process may then exit.
   void stop_worker();
 
  private:
   explicit Interpreter(KernelSettings settings);
   // The store, dispatcher and manager (start_worker's first step).
   Status build_host();
+  // Builds the host, starts the worker and asks its language version.
+  Status start_worker();
+  // The first start's outcome, waiting for it if it is still running.
+  Status await_start();
+  bool start_finished();
 
   void configure_impl() override;
   nl::json execute_request_impl(int execution_counter, const std::string& code, bool silent,
@@ -70,14 +89,23 @@ class Interpreter : public xeus::xinterpreter {
   std::optional<nl::json> ask_worker(nl::json request);
   bool is_r() const { return settings_.language == "r"; }
   std::string language_version();
+  // The banner once the worker started (or failed to), and the one a
+  // kernel_info gets while it still starts.
   std::string banner();
-  nl::json language_info() const;
+  std::string starting_banner() const;
+  nl::json language_info(const std::string& version) const;
 
   std::shared_ptr<host::HostDispatcher> dispatcher_;
   std::shared_ptr<NativeKernelHooks> hooks_;
   std::unique_ptr<kernel::KernelManager> manager_;
   KernelSettings settings_;
   std::string language_version_;
+
+  std::thread starter_;
+  std::mutex start_mutex_;
+  std::condition_variable start_done_;
+  std::optional<Status> start_result_;  // set once, by the starter thread
+  bool stopping_ = false;
 };
 
 }  // namespace o4s::jupyter

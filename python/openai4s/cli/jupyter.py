@@ -11,7 +11,9 @@ given, so a spec someone else wrote is never lost silently.
 
 import json
 import os
+import platform
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -53,19 +55,44 @@ def find_executable(explicit=None):
     )
 
 
+def python_version_of(python):
+    """The version `python` reports, or None when it cannot say (the kernel
+    then asks its worker before answering kernel_info)."""
+    if os.path.realpath(python) == os.path.realpath(sys.executable):
+        return platform.python_version()
+    try:
+        done = subprocess.run(
+            [python, "-c", "import platform; print(platform.python_version())"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    version = done.stdout.strip()
+    return version if done.returncode == 0 and version else None
+
+
 def kernelspec(executable=None, python=None, workspace=None, lang="python", rscript=None):
     """The kernel.json document for `lang` ("python" or "r")."""
     if lang not in KERNELS:
         raise JupyterSetupError(f"unknown language {lang!r}; expected one of {sorted(KERNELS)}")
+    python = os.path.abspath(python or sys.executable)
     argv = [
         find_executable(executable),
         "-f",
         "{connection_file}",
         "--python",
-        os.path.abspath(python or sys.executable),
+        python,
         "--repo-root",
         PACKAGE_SOURCE_ROOT,
     ]
+    if lang == "python":
+        # Lets the kernel answer kernel_info while its worker still starts;
+        # once the worker is up, the kernel reports the worker's own version.
+        version = python_version_of(python)
+        if version:
+            argv += ["--language-version", version]
     if workspace:
         argv += ["--workspace", os.path.abspath(workspace)]
     worker = "openai4s.kernel.worker"

@@ -1,0 +1,256 @@
+"""The kernel serves while its worker starts: kernel_info is answered at
+once (from the version the kernelspec recorded), a request that needs the
+worker waits for it, a worker that cannot start is an error reply instead
+of a dead kernel, and a stop during the start leaves no process.
+
+The worker is held at its start by a gate: the kernelspec's `--python` is a
+shell wrapper that reads a FIFO in the workspace before it execs the real
+interpreter, so "the worker has not started yet" is certain, not a matter
+of timing."""
+
+import json
+import os
+import platform
+import queue
+import subprocess
+import sys
+import time
+
+import pytest
+
+from jupyter_support import KernelEnvironment, bubblewrap_unavailable_reason, descendants
+from kernel_client import stdout_of
+
+_GATE = "worker-may-start"
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _respec(environment, python):
+    """Point the installed kernelspec's --python at `python`."""
+    path = environment.prefix / "share" / "jupyter" / "kernels" / environment.kernel_name
+    spec_file = path / "kernel.json"
+    spec = json.loads(spec_file.read_text())
+    argv = spec["argv"]
+    argv[argv.index("--python") + 1] = str(python)
+    spec_file.write_text(json.dumps(spec))
+    return argv
+
+
+def _gated_python(environment):
+    # Inside the sandbox only the workspace (the worker's cwd) is shared with
+    # the test, so the gate is a relative name there.
+    # Two levels down: the sandbox shows an interpreter file's grandparent
+    # directory read-only, which must not be the temp root.
+    wrapper = environment.workspace.parent / "runtime" / "bin" / "python"
+    wrapper.parent.mkdir(parents=True)
+    os.mkfifo(environment.workspace / _GATE)
+    # `read` blocks in open(2) until the test opens the FIFO for writing.
+    wrapper.write_text(
+        "#!/bin/sh\n" f"read go < {_GATE}\n" f'exec {os.path.realpath(sys.executable)} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def _open_gate(environment):
+    with open(environment.workspace / _GATE, "w") as gate:
+        gate.write("go\n")
+
+
+@pytest.fixture(params=["off", "enforce"])
+def gated(request):
+    from jupyter_support import kernel_missing_reason
+
+    reason = kernel_missing_reason()
+    if reason:
+        pytest.skip(reason)
+    if request.param == "enforce":
+        reason = bubblewrap_unavailable_reason()
+        if reason:
+            pytest.skip(f"no enforced sandbox here: {reason}")
+    environment = KernelEnvironment(sandbox_mode=request.param)
+    argv = _respec(environment, _gated_python(environment))
+    assert "--language-version" in argv, "install records the worker's version"
+    yield environment
+    environment.cleanup()
+
+
+def _start(environment, stderr=None):
+    from jupyter_client.manager import KernelManager
+
+    km = KernelManager(kernel_name=environment.kernel_name)
+    km.start_kernel(cwd=str(environment.workspace), stderr=stderr)
+    kc = km.client()
+    kc.start_channels()
+    return km, kc
+
+
+def _reply_to(kc, msg_id, timeout=60):
+    reply = kc.get_shell_msg(timeout=timeout)
+    while reply["parent_header"].get("msg_id") != msg_id:
+        reply = kc.get_shell_msg(timeout=timeout)
+    return reply["content"]
+
+
+def _outputs_until_idle(kc, msg_id, timeout=60):
+    outputs = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            msg = kc.get_iopub_msg(timeout=1)
+        except queue.Empty:
+            continue
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            return outputs
+        outputs.append(msg)
+    raise AssertionError(f"no idle for {msg_id}; got {[m['msg_type'] for m in outputs]}")
+
+
+def test_kernel_info_is_answered_while_the_worker_is_held_at_its_start(gated):
+    with gated.applied():
+        km, kc = _start(gated)
+        try:
+            # wait_for_ready is kernel_info until iopub delivers: it returns
+            # although the gate is shut, so no worker can have started.
+            kc.wait_for_ready(timeout=30)
+            info = kc.kernel_info(reply=True, timeout=30)["content"]
+            assert info["status"] == "ok"
+            assert info["language_info"]["version"] == platform.python_version()
+            assert "sandbox: starting (mode " + gated.sandbox_mode in info["banner"]
+            assert ("enforced" in info["banner"]) == (gated.sandbox_mode == "enforce")
+
+            # A cell sent now waits for the worker: busy at once, its output
+            # once the gate opens.
+            msg_id = kc.execute("print(6 * 7)")
+            busy = kc.get_iopub_msg(timeout=30)
+            while busy["parent_header"].get("msg_id") != msg_id:
+                busy = kc.get_iopub_msg(timeout=30)
+            assert busy["content"].get("execution_state") == "busy"
+            _open_gate(gated)
+            outputs = _outputs_until_idle(kc, msg_id)
+            assert _reply_to(kc, msg_id)["status"] == "ok"
+            assert stdout_of(outputs) == "42\n"
+
+            # Once the worker is up, the banner says the sandbox's real state.
+            info = kc.kernel_info(reply=True, timeout=30)["content"]
+            assert "starting" not in info["banner"]
+            assert info["language_info"]["version"] == platform.python_version()
+            if gated.sandbox_mode == "enforce":
+                assert "sandbox: enabled" in info["banner"] and "enforced" in info["banner"]
+            else:
+                assert "sandbox: disabled" in info["banner"]
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+
+
+def test_a_stop_while_the_worker_is_held_leaves_no_process(gated):
+    with gated.applied():
+        km, kc = _start(gated)
+        try:
+            kc.wait_for_ready(timeout=30)
+            pid = km.provisioner.process.pid
+            deadline = time.monotonic() + 30
+            family = descendants(pid)
+            while not family and time.monotonic() < deadline:
+                time.sleep(0.05)
+                family = descendants(pid)
+            assert family, "the held worker should be a process of the kernel"
+        finally:
+            kc.stop_channels()
+        process = km.provisioner.process
+        km.shutdown_kernel(now=False)  # a shutdown_request, then (late) a kill
+        # Well before the 15 s init timeout and the client's kill: 0 means
+        # the kernel stopped the held worker and left by itself.
+        assert process.wait(30) == 0
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(_alive(p) for p in family):
+            time.sleep(0.05)
+        assert not [p for p in family if _alive(p)]
+
+
+def test_a_worker_that_cannot_start_is_an_error_reply_and_the_kernel_stays(environment, tmp_path):
+    missing = tmp_path / "no-such-python"
+    _respec(environment, missing)
+    log = tmp_path / "kernel-stderr.txt"
+    with environment.applied(), open(log, "w") as stderr:
+        km, kc = _start(environment, stderr=stderr)
+        try:
+            kc.wait_for_ready(timeout=30)
+            for _ in range(2):  # each request tries again, and says why again
+                msg_id = kc.execute("1 + 1")
+                reply = _reply_to(kc, msg_id)
+                _outputs_until_idle(kc, msg_id)
+                assert reply["status"] == "error"
+                assert reply["ename"] == "KernelWorkerUnavailable"
+                assert str(missing) in reply["evalue"] or "no-such-python" in reply["evalue"]
+            info = kc.kernel_info(reply=True, timeout=30)["content"]
+            assert info["status"] == "ok"
+        finally:
+            kc.stop_channels()
+        process = km.provisioner.process
+        km.shutdown_kernel(now=False)
+        assert process.wait(30) == 0
+    assert "no-such-python" in log.read_text()
+
+
+def test_a_spec_without_the_version_waits_for_the_worker_s_own(environment):
+    # A kernelspec written before --language-version existed (or an R one):
+    # kernel_info then waits for the worker and says what it runs.
+    spec_file = (
+        environment.prefix
+        / "share"
+        / "jupyter"
+        / "kernels"
+        / environment.kernel_name
+        / "kernel.json"
+    )
+    spec = json.loads(spec_file.read_text())
+    at = spec["argv"].index("--language-version")
+    assert spec["argv"][at + 1] == platform.python_version()
+    del spec["argv"][at : at + 2]
+    spec_file.write_text(json.dumps(spec))
+    with environment.applied():
+        km, kc = _start(environment)
+        try:
+            kc.wait_for_ready(timeout=60)
+            info = kc.kernel_info(reply=True, timeout=30)["content"]
+            assert info["language_info"]["version"] == platform.python_version()
+            assert "starting" not in info["banner"]
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+
+
+@pytest.mark.parametrize("version", ["", "3.11\n", "3; rm -rf /", "x" * 40])
+def test_a_version_that_is_not_a_plain_word_is_refused(version, tmp_path):
+    from jupyter_support import KERNEL_BINARY, kernel_missing_reason
+
+    if kernel_missing_reason():
+        pytest.skip(kernel_missing_reason())
+    done = subprocess.run(
+        [
+            str(KERNEL_BINARY),
+            "-f",
+            str(tmp_path / "c.json"),
+            "--python",
+            sys.executable,
+            "--repo-root",
+            str(tmp_path),
+            "--language-version",
+            version,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 2 and "usage:" in done.stderr
