@@ -15,6 +15,13 @@ driven by the same adapter (KernelManager + BlockingKernelClient,
 * interrupt: `time.sleep(30)` interrupted 0.3 s in; clean = reported as
   KeyboardInterrupt well before 30 s and a variable set before survives.
 
+It also prints the client's own CPU per `pass` (the CPU time of the thread
+that calls `execute_interactive`: building, signing and sending the
+request, then receiving, verifying and decoding the four replies). A round
+trip cannot take less wall time than that thread's work, whatever the
+kernel does, so "client CPU (openai4s) / ipykernel round trip" is the
+lowest ratio any kernel could reach through this client.
+
 Rounds alternate the two systems. Targets: round trip <= 0.25x, cold start
 <= 0.2x, stdout <= 0.2x, interrupts 100% clean.
 """
@@ -61,10 +68,12 @@ def _warm_rows(kernel_name, cwd, cells):
         for _ in range(5):
             session.execute("pass")
         trips = []
+        cpu_began = time.thread_time()
         for _ in range(cells):
             began = time.perf_counter()
             session.execute("pass")
             trips.append(time.perf_counter() - began)
+        client_cpu = (time.thread_time() - cpu_began) / cells
         began = time.perf_counter()
         flood = session.execute(_FLOOD)
         flood_s = time.perf_counter() - began
@@ -80,7 +89,7 @@ def _warm_rows(kernel_name, cwd, cells):
         clean = stopped.interrupted and interrupt_s < 10 and survived
     finally:
         session.close()
-    return trips, flood_s, clean, interrupt_s
+    return trips, flood_s, clean, interrupt_s, client_cpu
 
 
 def main(argv=None):
@@ -94,6 +103,7 @@ def main(argv=None):
         for name, _ in _SYSTEMS
     }
     interrupt_latency = {name: [] for name, _ in _SYSTEMS}
+    client_cpu = {name: [] for name, _ in _SYSTEMS}
     load_before = os.getloadavg()
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="o4s-jupyter-bench-") as root:
@@ -106,7 +116,8 @@ def main(argv=None):
             order = _SYSTEMS if round_index % 2 == 0 else _SYSTEMS[::-1]
             for name, spec in order:
                 data[name]["cold_start"].append(_cold_start(spec, cwd))
-                trips, flood_s, clean, latency = _warm_rows(spec, cwd, args.cells)
+                trips, flood_s, clean, latency, cpu = _warm_rows(spec, cwd, args.cells)
+                client_cpu[name].append(cpu)
                 data[name]["pass_round_trip"].extend(trips)
                 data[name]["stdout_20m"].append(flood_s)
                 data[name]["clean"].append(clean)
@@ -143,10 +154,19 @@ def main(argv=None):
         print(
             f"interrupt {name:10s} {sum(clean)}/{len(clean)} clean, median {format_seconds(latency)}"
         )
+    cpu = {name: statistics.median(client_cpu[name]) for name, _ in _SYSTEMS}
+    for name, _ in _SYSTEMS:
+        print(f"client CPU per `pass` with {name:10s} {format_seconds(cpu[name])}")
+    floor = cpu["openai4s"] / median_p90(data["ipykernel"]["pass_round_trip"])[0]
+    print(
+        f"lowest reachable `pass` ratio through this client: {floor:.3f}x "
+        "(its own CPU per round trip / ipykernel's round trip)"
+    )
     ours_clean = all(data["openai4s"]["clean"])
     elapsed = time.perf_counter() - began
     print(machine_line(load_before, load_after, elapsed))
     report = {"rows": rows, "clean": {n: data[n]["clean"] for n, _ in _SYSTEMS}}
+    report.update(client_cpu_per_pass=cpu, client_floor_ratio=floor)
     report.update(load_before=load_before, load_after=load_after)
     print(f"report: {write_report('jupyter-kernel', report)}")
     return 0 if all(row["met"] for row in rows) and ours_clean else 1

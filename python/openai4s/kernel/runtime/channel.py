@@ -73,6 +73,15 @@ class LineIn:
                 return rest.decode("utf-8", "replace")
             buffer += data
 
+    def holds_a_line(self) -> bool:
+        """A whole line is buffered or bytes wait on the pipe (never blocks)."""
+        if not self.closed and self._buffer.find(b"\n", self._searched) >= 0:
+            return True
+        try:
+            return bool(select.select([self._fd], [], [], 0)[0])
+        except (OSError, ValueError):
+            return True  # cannot tell: behave as if a request were there
+
     def _spin(self) -> None:
         poller = select.poll()
         poller.register(self._fd, select.POLLIN)
@@ -178,6 +187,14 @@ def next_request_line() -> str:
     if _deferred_requests:
         return _deferred_requests.pop(0)
     return read_line()
+
+
+def request_waiting() -> bool:
+    """Whether the main loop's next read would find a request at once."""
+    if _deferred_requests:
+        return True
+    holds = getattr(sys._openai4s_protocol_stdin, "holds_a_line", None)
+    return True if holds is None else holds()
 
 
 def read_line() -> str:

@@ -59,6 +59,12 @@ class Session:
 
     def serve(self):
         wire = self.wire
+        # What every first Cell would do first (the host facade, provenance),
+        # done while nothing is asked yet: a Jupyter client leaves a new
+        # worker idle for its 0.2 s iopub flush, so its first cell starts
+        # warm. With a request already waiting, that request does it.
+        if not channel.request_waiting():
+            self.cells.cell_namespace.install()
         while True:
             # Under the host-call lock: a thread left running by a Cell that
             # calls the host between Cells must not read its answer here (or
