@@ -1,7 +1,6 @@
 #include "proc/clone_exec.h"
 
 #include <fcntl.h>
-#include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -72,10 +71,54 @@ void reset_signal_dispositions(const sigset_t& to_default) {
   }
 }
 
+}  // namespace
+
+bool close_listed_fds_from(unsigned first) {
+  const long dir =
+      ::syscall(SYS_openat, AT_FDCWD, "/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return false;
+  // The kernel's linux_dirent64: inode, offset, record length, type, name.
+  struct Entry {
+    std::uint64_t inode;
+    std::int64_t offset;
+    unsigned short length;
+    unsigned char type;
+    char name[1];
+  };
+  alignas(8) char buffer[4096];
+  // Closing shifts what a listing in progress shows: list again from the
+  // start until a whole pass closes nothing (as glibc's closefrom does).
+  for (bool closed_any = true; closed_any;) {
+    closed_any = false;
+    if (::syscall(SYS_lseek, dir, 0, SEEK_SET) < 0) break;
+    for (;;) {
+      const long got = ::syscall(SYS_getdents64, dir, buffer, sizeof buffer);
+      if (got <= 0) break;
+      for (long at = 0; at < got;) {
+        const auto* entry = reinterpret_cast<const Entry*>(buffer + at);
+        at += entry->length;
+        long fd = 0;
+        const char* digit = entry->name;
+        if (*digit < '0' || *digit > '9') continue;  // "." and ".."
+        for (; *digit >= '0' && *digit <= '9'; ++digit) fd = fd * 10 + (*digit - '0');
+        if (fd < static_cast<long>(first) || fd == dir) continue;
+        ::syscall(SYS_close, fd);
+        closed_any = true;
+      }
+    }
+  }
+  ::syscall(SYS_close, dir);
+  return true;
+}
+
+namespace {
+
 // Closes every descriptor from `first` up.
 void close_every_fd_from(unsigned first) {
   if (::syscall(SYS_close_range, first, ~0U, 0) == 0) return;
-  // Kernels before 5.9: close one by one, up to the descriptor limit.
+  // Kernels before 5.9: the descriptors /proc lists, else one by one up to
+  // the descriptor limit (which may be a million).
+  if (close_listed_fds_from(first)) return;
   struct rlimit nofile {};
   if (::syscall(SYS_getrlimit, RLIMIT_NOFILE, &nofile) != 0) nofile.rlim_cur = 1024;
   for (rlim_t fd = first; fd < nofile.rlim_cur; ++fd) ::syscall(SYS_close, static_cast<int>(fd));
@@ -131,14 +174,15 @@ Result<pid_t> clone_exec(const ChildPlan& plan) {
   shared.plan = &plan;
   const int dumpable = ::prctl(PR_GET_DUMPABLE);
   // Nothing may be delivered to the child before its handlers are reset.
-  sigset_t all;
-  sigset_t previous;
-  sigfillset(&all);
-  ::pthread_sigmask(SIG_BLOCK, &all, &previous);
+  // Raw, so glibc's own signals (SIGCANCEL, SIGSETXID), which
+  // pthread_sigmask leaves open, are blocked too, as in glibc's spawn.
+  const std::uint64_t all = ~std::uint64_t{0};
+  std::uint64_t previous = 0;
+  ::syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &previous, sizeof all);
   pid_t pid = ::clone(child_main, static_cast<char*>(stack) + kChildStackBytes,
                       CLONE_VM | CLONE_VFORK | SIGCHLD, &shared);
   const int clone_errno = errno;
-  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &previous, nullptr, sizeof previous);
   // The child's id switch reset the shared memory's dumpable flag (see the
   // header): the daemon keeps its own, for core dumps and /proc access.
   if (dumpable >= 0 && ::prctl(PR_GET_DUMPABLE) != dumpable) {

@@ -48,4 +48,10 @@ struct ChildPlan {
 // comes back as the error, naming the step, and the child is reaped.
 Result<pid_t> clone_exec(const ChildPlan& plan);
 
+// The child's way to close descriptors on kernels without close_range
+// (before 5.9): each one /proc/self/fd lists, from `first` up, with raw
+// system calls and no allocation. False when /proc cannot be read. Exposed
+// for its test; only the child calls it.
+bool close_listed_fds_from(unsigned first);
+
 }  // namespace o4s::proc

@@ -24,6 +24,7 @@
 
 #include "base/pipe.h"
 #include "base/unique_fd.h"
+#include "proc/clone_exec.h"
 #include "support/proc_helpers.h"
 
 namespace o4s::proc {
@@ -367,6 +368,30 @@ TEST(CloneExecTest, AFailedStepIsAnErrorNamingItAndLeavesNoChild) {
   errno = 0;
   EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1);
   EXPECT_EQ(errno, ECHILD);
+}
+
+TEST(CloneExecTest, TheProcListingClosesEveryDescriptorFromTheFirstUp) {
+  // The child's path on kernels without close_range, tested directly in a
+  // forked child: descriptors below `first` stay, every one from it goes,
+  // however sparse the numbers.
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    for (int fd : {40, 41, 100, 1000, 1001}) {
+      if (::dup2(2, fd) != fd) ::_exit(2);
+    }
+    if (!close_listed_fds_from(41)) ::_exit(3);
+    if (::fcntl(40, F_GETFD) < 0) ::_exit(4);
+    for (int fd : {41, 100, 1000, 1001}) {
+      if (::fcntl(fd, F_GETFD) >= 0 || errno != EBADF) ::_exit(5);
+    }
+    if (::fcntl(2, F_GETFD) < 0) ::_exit(6);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 }  // namespace
