@@ -124,6 +124,20 @@ void close_every_fd_from(unsigned first) {
   for (rlim_t fd = first; fd < nofile.rlim_cur; ++fd) ::syscall(SYS_close, static_cast<int>(fd));
 }
 
+// Whether this process still has a permitted or effective capability
+// (capget(2), version 3: two 32-bit words per set).
+bool holds_capabilities() {
+  struct {
+    std::uint32_t version = 0x20080522;  // _LINUX_CAPABILITY_VERSION_3
+    int pid = 0;
+  } header;
+  struct {
+    std::uint32_t effective, permitted, inheritable;
+  } data[2] = {};
+  if (::syscall(SYS_capget, &header, data) != 0) return true;  // cannot tell: refuse
+  return (data[0].effective | data[0].permitted | data[1].effective | data[1].permitted) != 0;
+}
+
 int child_main(void* arg) {
   auto* shared = static_cast<SharedState*>(arg);
   const ChildPlan& plan = *shared->plan;
@@ -149,9 +163,16 @@ int child_main(void* arg) {
   if (plan.credentials != nullptr) {
     const auto uid = plan.credentials->uid;
     const auto gid = plan.credentials->gid;
+    // Ambient capabilities would survive into bubblewrap; kernels before
+    // 4.3 have none (EINVAL), which is as good.
+    ::syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
     call_or_fail(shared, "setgroups", SYS_setgroups, 0, nullptr);
     call_or_fail(shared, "setresgid", SYS_setresgid, gid, gid, gid);
     call_or_fail(shared, "setresuid", SYS_setresuid, uid, uid, uid);
+    // Leaving uid 0 clears every capability, unless securebits a parent set
+    // (SECBIT_NO_SETUID_FIXUP, SECBIT_KEEP_CAPS) keep them: then refuse.
+    if (plan.credentials->uid != 0 && holds_capabilities())
+      fail(shared, "drop capabilities", EPERM);
   }
   // After the id switch: the directory is entered with the sandbox uid's
   // rights, not root's.

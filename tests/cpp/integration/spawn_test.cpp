@@ -305,6 +305,29 @@ TEST(CloneExecTest, CredentialsDropEveryIdAndGroupBeforeExec) {
   EXPECT_EQ(line_of(status, "CapPrm:"), "0000000000000000");
 }
 
+// A parent that asked to keep capabilities across setuid (PR_SET_KEEPCAPS,
+// as SECBIT_KEEP_CAPS) would hand bubblewrap a non-root uid that still holds
+// root's permitted set: the child refuses to exec.
+TEST(CloneExecTest, CapabilitiesThatSurviveTheIdSwitchAreRefused) {
+  if (::getuid() != 0) GTEST_SKIP() << "switching ids needs a root daemon";
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (::prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0) ::_exit(2);
+    SpawnRequest request;
+    request.argv = {"/bin/true"};
+    request.credentials = ChildCredentials{65534, 65534};
+    auto spawned = spawn_with_pipes(request);
+    if (spawned.ok()) ::_exit(3);
+    bool named = spawned.error().message.find("(drop capabilities)") != std::string::npos;
+    ::_exit(named && spawned.error().sys_errno == EPERM ? 0 : 4);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "3: the child exec'd holding capabilities";
+}
+
 // glibc's setuid family would change the ids of every thread of the calling
 // process; the child shares the daemon's memory, so it must make the raw
 // system calls or the daemon's own threads would drop root (or worse, a
