@@ -265,6 +265,30 @@ Status check_workspace(const std::string& workspace) {
   return {};
 }
 
+namespace {
+
+// A top-level directory (/tmp, /home, /opt, /srv, ...) holds far more than
+// one runtime: bound read-only, it would show the sandbox everything in it
+// (other users' homes, every temp file of the host). /usr is the exception:
+// the system layout shows it anyway.
+bool too_broad_for_a_runtime(const std::string& root) {
+  if (root == "/") return true;
+  return root != "/usr" && root.find('/', 1) == std::string::npos;
+}
+
+// An interpreter's install prefix: the grandparent of the file (prefix/bin/
+// python), else its directory, else the file alone, whichever is the first
+// that is not a whole top-level directory.
+std::string runtime_root_of_file(const std::string& file) {
+  std::string directory = parent_of_path(file);
+  std::string prefix = parent_of_path(directory);
+  if (!too_broad_for_a_runtime(prefix)) return prefix;
+  if (!too_broad_for_a_runtime(directory)) return directory;
+  return file;
+}
+
+}  // namespace
+
 std::vector<std::string> runtime_roots(const std::vector<std::string>& paths) {
   std::vector<std::string> roots;
   auto add = [&](const std::string& root) {
@@ -280,8 +304,8 @@ std::vector<std::string> runtime_roots(const std::vector<std::string>& paths) {
       add(*resolved);
       add(lexical);
     } else {
-      add(parent_of_path(parent_of_path(lexical)));
-      add(parent_of_path(parent_of_path(*resolved)));
+      add(runtime_root_of_file(lexical));
+      add(runtime_root_of_file(*resolved));
     }
   }
   return roots;

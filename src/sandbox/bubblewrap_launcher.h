@@ -68,7 +68,8 @@ Status check_workspace(const std::string& resolved_workspace);
 // Read-only roots for the runtime: a directory is itself; a file (an
 // interpreter) contributes the grandparent of its path as given and of its
 // resolved path, as in .../venv/bin/python -> .../venv and /usr/bin/python3.11
-// -> /usr. "/" is never a root.
+// -> /usr. "/" is never a root, nor a whole top-level directory other than
+// /usr: /tmp/x/python contributes /tmp/x, /opt/python the file alone.
 std::vector<std::string> runtime_roots(const std::vector<std::string>& paths);
 
 }  // namespace o4s::sandbox

@@ -46,8 +46,8 @@ def _respec(environment, python):
 def _gated_python(environment):
     # Inside the sandbox only the workspace (the worker's cwd) is shared with
     # the test, so the gate is a relative name there.
-    # Two levels down: the sandbox shows an interpreter file's grandparent
-    # directory read-only, which must not be the temp root.
+    # In a prefix/bin/python layout, as installed interpreters are: the
+    # sandbox shows the prefix read-only, and it holds nothing else.
     wrapper = environment.workspace.parent / "runtime" / "bin" / "python"
     wrapper.parent.mkdir(parents=True)
     os.mkfifo(environment.workspace / _GATE)

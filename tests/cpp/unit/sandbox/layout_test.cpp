@@ -86,6 +86,20 @@ TEST(RuntimeRootsTest, TheFilesystemRootIsNeverARoot) {
   EXPECT_EQ(std::count(roots.begin(), roots.end(), "/"), 0);
 }
 
+TEST(RuntimeRootsTest, AShallowInterpreterNeverExposesAWholeTopLevelDirectory) {
+  // /tmp/x/python's grandparent is /tmp: every temp file of the host. Its
+  // directory is the root instead; a file right under a top-level directory
+  // is bound alone.
+  TempDir dir;  // a directory directly under the temp root, e.g. /tmp/abc
+  const std::string d = dir.path();
+  if (std::count(d.begin() + 1, d.end(), '/') != 1) GTEST_SKIP() << d << " is not two levels deep";
+  make_file(d + "/python", 0755);
+  auto roots = runtime_roots({d + "/python"});
+  EXPECT_EQ(roots, (std::vector<std::string>{d}));
+  const std::string top = d.substr(0, d.find('/', 1));  // e.g. /tmp
+  for (const auto& root : roots) EXPECT_NE(root, top);
+}
+
 TEST(CheckWorkspaceTest, RefusesTheRootSystemDirectoriesAndVirtualFilesystems) {
   auto reason = [](const std::string& path) {
     Status status = check_workspace(path);
