@@ -3,6 +3,7 @@ error, and the kernel still usable afterwards."""
 
 import os
 import platform
+import sys
 
 import pytest
 
@@ -154,3 +155,33 @@ def test_namespace_mount_and_kernel_interfaces_are_denied(kernel):
     lines = result["stdout"].splitlines()
     assert lines == ["(-1, 'Operation not permitted')"] * 6, lines
     assert_usable(kernel)
+
+
+def test_an_interpreter_right_under_the_temp_root_does_not_show_the_host_temp_dir(sandboxed):
+    # A worker interpreter at /tmp/<dir>/python: its install prefix would be
+    # /tmp itself, and binding that read-only would show the cell every temp
+    # file of the host. Only the interpreter's own directory is shown.
+    import shutil
+    import tempfile
+
+    top = tempfile.gettempdir()
+    if os.path.dirname(os.path.realpath(top)) != "/":
+        pytest.skip(f"the temp root {top} is not a top-level directory")
+    runtime = tempfile.mkdtemp(prefix="o4s-shallow-python-", dir=top)
+    os.chmod(runtime, 0o755)  # as an interpreter's directory is
+    secret_dir = tempfile.mkdtemp(prefix="o4s-host-temp-", dir=top)
+    try:
+        python = os.path.join(runtime, "python")
+        os.symlink(os.path.realpath(sys.executable), python)
+        secret = os.path.join(secret_dir, "secret.txt")
+        with open(secret, "w") as handle:
+            handle.write("host temp secret")
+        kernel = sandboxed(python=python)
+        result = kernel.execute(f"open({secret!r}).read()")
+        assert "FileNotFoundError" in error_of(result), result
+        listing = kernel.execute(f"import os; print(sorted(os.listdir({top!r})))")
+        assert os.path.basename(secret_dir) not in listing["stdout"], listing
+        assert_usable(kernel)
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
+        shutil.rmtree(secret_dir, ignore_errors=True)
