@@ -161,7 +161,13 @@ Interpreter::~Interpreter() {
 void Interpreter::interrupt() {
   // manager_ is written by the starter thread; it is read only after the
   // start finished (the mutex orders the two).
-  if (start_finished() && manager_) (void)manager_->interrupt();
+  if (start_finished()) {
+    if (manager_) (void)manager_->interrupt();
+    return;
+  }
+  // A cell waiting for the worker to start is stopped before it runs: the
+  // user pressed stop on a cell that had not begun.
+  interrupted_while_starting_.store(true);
 }
 
 void Interpreter::stop_worker() {
@@ -207,7 +213,15 @@ nl::json Interpreter::error_reply(int execution_counter, const std::string& enam
 nl::json Interpreter::execute_request_impl(int execution_counter, const std::string& code,
                                            bool silent, bool /*store_history*/,
                                            nl::json /*user_expressions*/, bool allow_stdin) {
-  if (auto ready = ensure_worker(); !ready) {
+  // Cleared first: only an interrupt sent while this cell waited counts.
+  interrupted_while_starting_.store(false);
+  Status ready = ensure_worker();
+  if (interrupted_while_starting_.exchange(false)) {
+    std::string message = "the cell was interrupted before the worker had started; it did not run";
+    return error_reply(execution_counter, "KeyboardInterrupt", message,
+                       {"KeyboardInterrupt: " + message}, !silent);
+  }
+  if (!ready) {
     std::string message = "the kernel could not start a fresh worker: " + ready.error().message;
     return error_reply(execution_counter, "KernelWorkerUnavailable", message, {message}, !silent);
   }

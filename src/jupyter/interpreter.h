@@ -3,6 +3,7 @@
 // through it, the Python worker); nothing on the host side runs Python.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -106,6 +107,8 @@ class Interpreter : public xeus::xinterpreter {
   std::condition_variable start_done_;
   std::optional<Status> start_result_;  // set once, by the starter thread
   bool stopping_ = false;
+  // An interrupt that came while the first start ran (interrupt()).
+  std::atomic<bool> interrupted_while_starting_{false};
 };
 
 }  // namespace o4s::jupyter

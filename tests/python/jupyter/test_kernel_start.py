@@ -153,6 +153,46 @@ def test_kernel_info_is_answered_while_the_worker_is_held_at_its_start(gated):
             km.shutdown_kernel(now=True)
 
 
+@pytest.mark.parametrize("how", ["message", "signal"])
+def test_an_interrupt_while_the_worker_starts_stops_the_waiting_cell(gated, how):
+    import signal
+
+    if gated.sandbox_mode == "enforce" and how == "signal":
+        pytest.skip("one mode is enough for the signal path")
+    with gated.applied():
+        km, kc = _start(gated)
+        try:
+            kc.wait_for_ready(timeout=30)
+            msg_id = kc.execute("print('ran')\nmarker = 1")
+            busy = kc.get_iopub_msg(timeout=30)
+            while busy["parent_header"].get("msg_id") != msg_id:
+                busy = kc.get_iopub_msg(timeout=30)
+            if how == "message":
+                # interrupt_reply comes after the kernel has taken it.
+                request = kc.session.msg("interrupt_request", {})
+                kc.control_channel.send(request)
+                reply = kc.get_control_msg(timeout=30)
+                assert reply["parent_header"]["msg_id"] == request["header"]["msg_id"]
+            else:
+                km.signal_kernel(signal.SIGINT)
+                time.sleep(0.5)  # the kernel's signal thread takes it at once
+            # The interrupt is in before the worker may start: the held cell
+            # is reported interrupted and never runs.
+            _open_gate(gated)
+            outputs = _outputs_until_idle(kc, msg_id)
+            reply = _reply_to(kc, msg_id)
+            assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt", reply
+            assert stdout_of(outputs) == ""
+            # The kernel goes on, and the interrupted cell left nothing.
+            msg_id = kc.execute("print('marker' in globals())")
+            outputs = _outputs_until_idle(kc, msg_id)
+            assert _reply_to(kc, msg_id)["status"] == "ok"
+            assert stdout_of(outputs) == "False\n"
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+
+
 def test_a_stop_while_the_worker_is_held_leaves_no_process(gated):
     with gated.applied():
         km, kc = _start(gated)
