@@ -73,6 +73,21 @@ def python_version_of(python):
     return version if done.returncode == 0 and version else None
 
 
+def r_version_of(rscript):
+    """The version `rscript` runs ("4.2.2"), or None when it cannot say."""
+    try:
+        done = subprocess.run(
+            [rscript, "--vanilla", "-e", "cat(R.version$major, R.version$minor, sep = '.')"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    version = done.stdout.strip()
+    return version if done.returncode == 0 and version else None
+
+
 def kernelspec(executable=None, python=None, workspace=None, lang="python", rscript=None):
     """The kernel.json document for `lang` ("python" or "r")."""
     if lang not in KERNELS:
@@ -104,6 +119,9 @@ def kernelspec(executable=None, python=None, workspace=None, lang="python", rscr
         except RuntimeError as error:
             raise JupyterSetupError(str(error)) from None
         argv += ["--lang", "r", "--worker-argv", json.dumps(r_argv(selection.rscript))]
+        version = r_version_of(selection.rscript)
+        if version:
+            argv += ["--language-version", version]
         worker = "openai4s/kernel/runtime/r_worker.R"
     name, display_name = KERNELS[lang]
     return {

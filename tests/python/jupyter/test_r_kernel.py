@@ -5,6 +5,7 @@ sandbox off and enforced."""
 import json
 import os
 import shutil
+import subprocess
 
 import nbformat
 import pytest
@@ -51,6 +52,15 @@ def test_the_spec_runs_the_r_worker():
     assert document["argv"][document["argv"].index("--lang") + 1] == "r"
     worker_argv = json.loads(document["argv"][document["argv"].index("--worker-argv") + 1])
     assert worker_argv[0] == "/bin/sh" and worker_argv[-1].endswith("r_worker.R")
+    # R's own version, recorded so kernel_info need not wait for the worker.
+    recorded = document["argv"][document["argv"].index("--language-version") + 1]
+    asked = subprocess.run(
+        ["Rscript", "-e", "cat(R.version$major, R.version$minor, sep = '.')"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert recorded == asked.stdout.strip()
 
 
 def test_without_r_install_refuses_with_the_spec_s_text(tmp_path):
