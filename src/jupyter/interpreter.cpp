@@ -374,7 +374,7 @@ std::string Interpreter::starting_banner() const {
 
 nl::json Interpreter::kernel_info_request_impl() {
   // With the version from the kernelspec the reply need not wait for the
-  // worker; without it (an R spec, an older spec) it does, as it did.
+  // worker; without it (an older spec) it does, as it did.
   bool ready = settings_.language_version.empty() ? (void(await_start()), true) : start_finished();
   std::string version = ready && !language_version_.empty()   ? language_version_
                         : !settings_.language_version.empty() ? settings_.language_version
