@@ -213,10 +213,12 @@ nl::json Interpreter::error_reply(int execution_counter, const std::string& enam
 nl::json Interpreter::execute_request_impl(int execution_counter, const std::string& code,
                                            bool silent, bool /*store_history*/,
                                            nl::json /*user_expressions*/, bool allow_stdin) {
-  // Cleared first: only an interrupt sent while this cell waited counts.
-  interrupted_while_starting_.store(false);
+  // A cell that waits for the worker's start is the one an interrupt
+  // during the start stops (sent before or after it entered here); a cell
+  // that came after the start only clears what an idle press left.
+  const bool waited_for_the_start = !start_finished();
   Status ready = ensure_worker();
-  if (interrupted_while_starting_.exchange(false)) {
+  if (interrupted_while_starting_.exchange(false) && waited_for_the_start) {
     std::string message = "the cell was interrupted before the worker had started; it did not run";
     return error_reply(execution_counter, "KeyboardInterrupt", message,
                        {"KeyboardInterrupt: " + message}, !silent);

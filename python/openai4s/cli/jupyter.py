@@ -55,37 +55,29 @@ def find_executable(explicit=None):
     )
 
 
-def python_version_of(python):
-    """The version `python` reports, or None when it cannot say (the kernel
-    then asks its worker before answering kernel_info)."""
-    if os.path.realpath(python) == os.path.realpath(sys.executable):
-        return platform.python_version()
+def _version_reported_by(argv):
+    """What `argv` prints (a version), or None when it cannot say (the
+    kernel then asks its worker before answering kernel_info)."""
     try:
-        done = subprocess.run(
-            [python, "-c", "import platform; print(platform.python_version())"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError):
         return None
     version = done.stdout.strip()
     return version if done.returncode == 0 and version else None
+
+
+def python_version_of(python):
+    """The version `python` runs ("3.11.2"), or None."""
+    if os.path.realpath(python) == os.path.realpath(sys.executable):
+        return platform.python_version()
+    return _version_reported_by([python, "-c", "import platform; print(platform.python_version())"])
 
 
 def r_version_of(rscript):
-    """The version `rscript` runs ("4.2.2"), or None when it cannot say."""
-    try:
-        done = subprocess.run(
-            [rscript, "--vanilla", "-e", "cat(R.version$major, R.version$minor, sep = '.')"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    version = done.stdout.strip()
-    return version if done.returncode == 0 and version else None
+    """The version `rscript` runs ("4.2.2"), or None."""
+    return _version_reported_by(
+        [rscript, "--vanilla", "-e", "cat(R.version$major, R.version$minor, sep = '.')"]
+    )
 
 
 def kernelspec(executable=None, python=None, workspace=None, lang="python", rscript=None):

@@ -92,6 +92,15 @@ def bubblewrap_unavailable_reason():
     return None
 
 
+def alive(pid):
+    """Whether `pid` is a live process (not gone, not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def descendants(pid):
     """Pids of every live descendant of `pid` (from /proc)."""
     children = {}

@@ -18,18 +18,10 @@ import time
 
 import pytest
 
-from jupyter_support import KernelEnvironment, bubblewrap_unavailable_reason, descendants
+from jupyter_support import KernelEnvironment, alive, bubblewrap_unavailable_reason, descendants
 from kernel_client import stdout_of
 
 _GATE = "worker-may-start"
-
-
-def _alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def _respec(environment, python):
@@ -213,9 +205,9 @@ def test_a_stop_while_the_worker_is_held_leaves_no_process(gated):
         # the kernel stopped the held worker and left by itself.
         assert process.wait(30) == 0
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and any(_alive(p) for p in family):
+        while time.monotonic() < deadline and any(alive(p) for p in family):
             time.sleep(0.05)
-        assert not [p for p in family if _alive(p)]
+        assert not [p for p in family if alive(p)]
 
 
 def test_a_worker_that_cannot_start_is_an_error_reply_and_the_kernel_stays(environment, tmp_path):

@@ -22,7 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_support import KERNEL_BINARY, KERNEL_NAME, REPO, descendants, kernel_missing_reason
+from jupyter_support import (
+    KERNEL_BINARY,
+    KERNEL_NAME,
+    REPO,
+    alive,
+    descendants,
+    kernel_missing_reason,
+)
 
 nbformat = pytest.importorskip("nbformat")
 
@@ -119,14 +126,6 @@ def _kernel_pids(server_pid):
     return pids
 
 
-def _alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def _stop(server, pids):
     """SIGTERM the server (it shuts its kernels down), then report every pid
     of this test still alive; stragglers are killed so nothing leaks."""
@@ -138,9 +137,9 @@ def _stop(server, pids):
             server.kill()
             server.wait()
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
+    while time.monotonic() < deadline and any(alive(pid) for pid in pids):
         time.sleep(0.1)
-    left = [pid for pid in pids if _alive(pid)]
+    left = [pid for pid in pids if alive(pid)]
     for pid in left:
         try:
             os.kill(pid, signal.SIGKILL)
