@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 #include <xeus/xinput.hpp>
 
 #include "base/ascii.h"
@@ -113,12 +114,22 @@ Status Interpreter::build_host() {
 
 Interpreter::Interpreter(KernelSettings settings) : settings_(std::move(settings)) {
   xeus::register_interpreter(this);
+  reported_version_ = settings_.language_version;
+  if (reported_version_.empty()) reported_version_ = is_r() ? "4" : "3";
+  // For the banner of a kernel_info answered while the worker starts; the
+  // sandbox itself reads the same variable when the host is built.
+  const char* named = std::getenv("OPENAI4S_KERNEL_SANDBOX");
+  auto mode = sandbox::parse_mode(named == nullptr ? "" : named);
+  sandbox_mode_ = mode ? std::string(sandbox::mode_name(mode.value())) : "invalid";
+  sandbox_enforced_ = mode && mode.value() == sandbox::SandboxMode::kEnforce;
 }
 
 Status Interpreter::start_worker() {
   if (auto built = build_host(); !built) return built;
   if (auto started = manager_->start(settings_.init_timeout_s); !started) return started;
-  language_version_ = language_version();
+  std::string version = language_version();
+  std::lock_guard lock(start_mutex_);
+  reported_version_ = std::move(version);
   return {};
 }
 
@@ -159,26 +170,43 @@ Interpreter::~Interpreter() {
 }
 
 void Interpreter::interrupt() {
-  // manager_ is written by the starter thread; it is read only after the
-  // start finished (the mutex orders the two).
-  if (start_finished()) {
-    if (manager_) (void)manager_->interrupt();
-    return;
+  {
+    // Checked and marked under the lock the waiting cell takes: an
+    // interrupt is either marked before the start ends (the cell sees it)
+    // or sent to the worker after.
+    std::lock_guard lock(start_mutex_);
+    if (!start_result_) {
+      // A cell waiting for the worker to start is stopped before it runs:
+      // the user pressed stop on a cell that had not begun.
+      interrupt_pending_ = true;
+      return;
+    }
   }
-  // A cell waiting for the worker to start is stopped before it runs: the
-  // user pressed stop on a cell that had not begun.
-  interrupted_while_starting_.store(true);
+  // manager_ is written by the starter thread, read only after the start
+  // finished (the mutex orders the two).
+  if (manager_) (void)manager_->interrupt();
+}
+
+bool Interpreter::take_pending_interrupt() {
+  std::lock_guard lock(start_mutex_);
+  return std::exchange(interrupt_pending_, false);
+}
+
+std::string Interpreter::reported_version() {
+  std::lock_guard lock(start_mutex_);
+  return reported_version_;
 }
 
 void Interpreter::stop_worker() {
   if (!starter_.joinable()) return;
   std::unique_lock lock(start_mutex_);
   stopping_ = true;
-  // A stop during the start kills the worker being started (its handshake
-  // then fails at once) instead of waiting out the init timeout, and asks
-  // again until the start is over: a worker spawned just after a kill
-  // found no transport yet must not be left running.
-  while (!start_result_) {
+  // A stop during the start (or during a restart a request began) kills
+  // the worker being started (its handshake then fails at once) instead of
+  // waiting out the init timeout, and asks again until that start is over:
+  // a worker spawned just after a kill found no transport yet must not be
+  // left running.
+  while (!start_result_ || restarting_) {
     if (manager_) manager_->kill_worker();
     start_done_.wait_for(lock, std::chrono::milliseconds(20));
   }
@@ -194,8 +222,20 @@ Status Interpreter::ensure_worker() {
   // open); that does not get better by retrying.
   if (!manager_) return first;
   if (manager_->is_alive()) return {};
+  {
+    // A stopping kernel starts no worker: it would outlive the stop.
+    std::lock_guard lock(start_mutex_);
+    if (stopping_) return make_error(ErrorCode::kNotAlive, "the kernel is shutting down");
+    restarting_ = true;
+  }
   Status restarted = manager_->restart(settings_.init_timeout_s);
-  if (restarted && language_version_.empty()) language_version_ = language_version();
+  std::string version = restarted ? language_version() : std::string();
+  {
+    std::lock_guard lock(start_mutex_);
+    restarting_ = false;
+    if (!version.empty()) reported_version_ = std::move(version);
+  }
+  start_done_.notify_all();
   return restarted;
 }
 
@@ -218,7 +258,7 @@ nl::json Interpreter::execute_request_impl(int execution_counter, const std::str
   // that came after the start only clears what an idle press left.
   const bool waited_for_the_start = !start_finished();
   Status ready = ensure_worker();
-  if (interrupted_while_starting_.exchange(false) && waited_for_the_start) {
+  if (take_pending_interrupt() && waited_for_the_start) {
     std::string message = "the cell was interrupted before the worker had started; it did not run";
     return error_reply(execution_counter, "KeyboardInterrupt", message,
                        {"KeyboardInterrupt: " + message}, !silent);
@@ -226,6 +266,13 @@ nl::json Interpreter::execute_request_impl(int execution_counter, const std::str
   if (!ready) {
     std::string message = "the kernel could not start a fresh worker: " + ready.error().message;
     return error_reply(execution_counter, "KernelWorkerUnavailable", message, {message}, !silent);
+  }
+  // A client shown the banner of a starting kernel (jupyter console shows
+  // it once) learns of a sandbox warning with its first cell instead.
+  if (!silent && served_starting_banner_.exchange(false)) {
+    const auto& box = manager_->options().sandbox;
+    std::string warning = box ? box->status().warning : std::string();
+    if (!warning.empty()) publish_stream("stderr", warning + "\n");
   }
   CellOutput output(*this, execution_counter, silent, allow_stdin);
   // An "ask" permission becomes a prompt on the client's stdin, only while
@@ -316,9 +363,7 @@ std::string Interpreter::language_version() {
   // different Python (or R) than any on the host's PATH.
   const char* ask = is_r() ? "cat(R.version$major, R.version$minor, sep = '.')"
                            : "print(__import__('platform').python_version())";
-  std::string fallback = !settings_.language_version.empty() ? settings_.language_version
-                         : is_r()                            ? "4"
-                                                             : "3";
+  std::string fallback = reported_version();
   auto result = manager_->execute(ask, "system", std::nullopt, nullptr);
   if (!result) return fallback;
   std::string version = trimmed(result.value().value("stdout", ""));
@@ -343,8 +388,7 @@ nl::json Interpreter::language_info(const std::string& version) const {
           {"nbconvert_exporter", "python"}};
 }
 
-std::string Interpreter::banner() {
-  std::string version = language_version_.empty() ? settings_.language_version : language_version_;
+std::string Interpreter::banner(const std::string& version) {
   std::string text = "openai4s kernel " + std::string(kImplementationVersion) + " -- " +
                      (is_r() ? "R " : "Python ") + version + "\n";
   if (!manager_) return text + "sandbox: unknown: the kernel could not start\n";
@@ -359,35 +403,30 @@ std::string Interpreter::banner() {
   return text;
 }
 
-std::string Interpreter::starting_banner() const {
+std::string Interpreter::starting_banner(const std::string& version) const {
   std::string text = "openai4s kernel " + std::string(kImplementationVersion) + " -- " +
-                     (is_r() ? "R " : "Python ") + settings_.language_version + "\n";
-  const char* named = std::getenv("OPENAI4S_KERNEL_SANDBOX");
-  auto mode = sandbox::parse_mode(named == nullptr ? "" : named);
-  std::string mode_text = mode ? std::string(sandbox::mode_name(mode.value())) : "invalid";
+                     (is_r() ? "R " : "Python ") + version + "\n";
   // Only what is already certain: an enforcing kernel runs no cell outside
   // the sandbox, whatever its self-test then says.
-  bool enforced = mode && mode.value() == sandbox::SandboxMode::kEnforce;
-  text += "sandbox: starting (mode " + mode_text + (enforced ? ", enforced" : "") +
-          "; the worker is starting, ask again for its state)\n";
+  text += "sandbox: starting (mode " + sandbox_mode_ + (sandbox_enforced_ ? ", enforced" : "") +
+          "; a warning, if any, comes with the first cell)\n";
   text += "workspace: " + settings_.workspace + "\n";
   return text;
 }
 
 nl::json Interpreter::kernel_info_request_impl() {
-  // With the version from the kernelspec the reply need not wait for the
-  // worker; without it (an older spec) it does, as it did.
-  bool ready = settings_.language_version.empty() ? (void(await_start()), true) : start_finished();
-  std::string version = ready && !language_version_.empty()   ? language_version_
-                        : !settings_.language_version.empty() ? settings_.language_version
-                        : is_r()                              ? "4"
-                                                              : "3";
+  // Never waits for the worker: xeus answers control requests (interrupt,
+  // shutdown) on the thread that may be asking this. The version is the
+  // kernelspec's (or a bare "3"/"4") until the worker said its own.
+  bool ready = start_finished();
+  std::string version = reported_version();
+  if (!ready) served_starting_banner_.store(true);
   return nl::json{{"status", "ok"},
                   {"protocol_version", "5.3"},
                   {"implementation", "openai4s"},
                   {"implementation_version", kImplementationVersion},
                   {"language_info", language_info(version)},
-                  {"banner", ready ? banner() : starting_banner()},
+                  {"banner", ready ? banner(version) : starting_banner(version)},
                   {"help_links", nl::json::array()}};
 }
 

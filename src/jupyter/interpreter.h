@@ -92,23 +92,29 @@ class Interpreter : public xeus::xinterpreter {
   std::string language_version();
   // The banner once the worker started (or failed to), and the one a
   // kernel_info gets while it still starts.
-  std::string banner();
-  std::string starting_banner() const;
+  std::string banner(const std::string& version);
+  std::string starting_banner(const std::string& version) const;
+  std::string reported_version();
+  bool take_pending_interrupt();
   nl::json language_info(const std::string& version) const;
 
   std::shared_ptr<host::HostDispatcher> dispatcher_;
   std::shared_ptr<NativeKernelHooks> hooks_;
   std::unique_ptr<kernel::KernelManager> manager_;
   KernelSettings settings_;
-  std::string language_version_;
+  std::string sandbox_mode_;  // as OPENAI4S_KERNEL_SANDBOX names it
+  bool sandbox_enforced_ = false;
 
   std::thread starter_;
   std::mutex start_mutex_;
   std::condition_variable start_done_;
   std::optional<Status> start_result_;  // set once, by the starter thread
   bool stopping_ = false;
-  // An interrupt that came while the first start ran (interrupt()).
-  std::atomic<bool> interrupted_while_starting_{false};
+  bool restarting_ = false;         // a request is replacing a dead worker
+  bool interrupt_pending_ = false;  // an interrupt came while the first start ran
+  std::string reported_version_;    // what kernel_info says; the worker's once known
+  // Set when a kernel_info was answered before the worker was up.
+  std::atomic<bool> served_starting_banner_{false};
 };
 
 }  // namespace o4s::jupyter

@@ -12,6 +12,7 @@ import json
 import os
 import platform
 import queue
+import signal
 import subprocess
 import sys
 import time
@@ -71,7 +72,30 @@ def gated(request):
     argv = _respec(environment, _gated_python(environment))
     assert "--language-version" in argv, "install records the worker's version"
     yield environment
+    # A test that failed with the gate shut must not leave a worker held on
+    # it: open it without waiting (ENXIO: nobody is reading any more).
+    try:
+        gate = os.open(environment.workspace / _GATE, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:
+        pass
+    else:
+        os.write(gate, b"go\n")
+        os.close(gate)
     environment.cleanup()
+
+
+def _sigint_taken(pid, timeout=30):
+    """Wait until the process has no SIGINT pending (its signal thread took
+    it; the kernel blocks SIGINT in every thread and sigwaits for it)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/status") as handle:
+            fields = dict(line.split(":", 1) for line in handle if ":" in line)
+        pending = int(fields["ShdPnd"], 16) | int(fields["SigPnd"], 16)
+        if not pending & (1 << (signal.SIGINT - 1)):
+            return
+        time.sleep(0.01)
+    raise AssertionError("the kernel never took its SIGINT")
 
 
 def _start(environment, stderr=None):
@@ -147,8 +171,6 @@ def test_kernel_info_is_answered_while_the_worker_is_held_at_its_start(gated):
 
 @pytest.mark.parametrize("how", ["message", "signal"])
 def test_an_interrupt_while_the_worker_starts_stops_the_waiting_cell(gated, how):
-    import signal
-
     if gated.sandbox_mode == "enforce" and how == "signal":
         pytest.skip("one mode is enough for the signal path")
     with gated.applied():
@@ -167,7 +189,7 @@ def test_an_interrupt_while_the_worker_starts_stops_the_waiting_cell(gated, how)
                 assert reply["parent_header"]["msg_id"] == request["header"]["msg_id"]
             else:
                 km.signal_kernel(signal.SIGINT)
-                time.sleep(0.5)  # the kernel's signal thread takes it at once
+                _sigint_taken(km.provisioner.process.pid)
             # The interrupt is in before the worker may start: the held cell
             # is reported interrupted and never runs.
             _open_gate(gated)
@@ -235,9 +257,7 @@ def test_a_worker_that_cannot_start_is_an_error_reply_and_the_kernel_stays(envir
     assert "no-such-python" in log.read_text()
 
 
-def test_a_spec_without_the_version_waits_for_the_worker_s_own(environment):
-    # A kernelspec written before --language-version existed (or an R one):
-    # kernel_info then waits for the worker and says what it runs.
+def _drop_version_flag(environment):
     spec_file = (
         environment.prefix
         / "share"
@@ -248,19 +268,88 @@ def test_a_spec_without_the_version_waits_for_the_worker_s_own(environment):
     )
     spec = json.loads(spec_file.read_text())
     at = spec["argv"].index("--language-version")
-    assert spec["argv"][at + 1] == platform.python_version()
     del spec["argv"][at : at + 2]
     spec_file.write_text(json.dumps(spec))
+
+
+def test_a_spec_without_the_version_reports_the_worker_s_own_once_it_is_up(environment):
+    # A kernelspec written before --language-version existed: kernel_info
+    # says a bare "3" while the worker starts, then what the worker runs.
+    _drop_version_flag(environment)
     with environment.applied():
         km, kc = _start(environment)
         try:
             kc.wait_for_ready(timeout=60)
+            kc.execute_interactive("pass", timeout=60)  # the worker is up
             info = kc.kernel_info(reply=True, timeout=30)["content"]
             assert info["language_info"]["version"] == platform.python_version()
             assert "starting" not in info["banner"]
         finally:
             kc.stop_channels()
             km.shutdown_kernel(now=True)
+
+
+def test_kernel_info_on_control_never_waits_for_the_worker(gated):
+    # xeus answers control requests on one thread: a kernel_info there that
+    # waited for a held worker would also hold every interrupt and shutdown.
+    _drop_version_flag(gated)
+    with gated.applied():
+        km, kc = _start(gated)
+        try:
+            request = kc.session.msg("kernel_info_request", {})
+            kc.control_channel.send(request)
+            reply = kc.get_control_msg(timeout=30)
+            assert reply["parent_header"]["msg_id"] == request["header"]["msg_id"]
+            assert reply["content"]["language_info"]["version"] == "3"
+            assert "sandbox: starting" in reply["content"]["banner"]
+            interrupt = kc.session.msg("interrupt_request", {})
+            kc.control_channel.send(interrupt)
+            assert kc.get_control_msg(timeout=30)["msg_type"] == "interrupt_reply"
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+
+
+def test_a_shutdown_while_a_cell_waits_for_the_held_worker_leaves_no_process(gated):
+    # The stop kills the held worker; the waiting cell must not then start a
+    # fresh one that outlives the kernel.
+    with gated.applied():
+        km, kc = _start(gated)
+        try:
+            kc.wait_for_ready(timeout=30)
+            pid = km.provisioner.process.pid
+            msg_id = kc.execute("print('never')")
+            busy = kc.get_iopub_msg(timeout=30)
+            while busy["parent_header"].get("msg_id") != msg_id:
+                busy = kc.get_iopub_msg(timeout=30)
+            family = descendants(pid)
+        finally:
+            kc.stop_channels()
+        process = km.provisioner.process
+        km.shutdown_kernel(now=False)
+        assert process.wait(30) == 0
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (any(alive(p) for p in family) or _held(gated)):
+            time.sleep(0.05)
+        assert not [p for p in family if alive(p)]
+        assert not _held(gated), "a worker was started after the shutdown"
+
+
+def _held(environment):
+    """Pids of processes still running the gate wrapper of `environment`."""
+    wrapper = str(environment.workspace.parent / "runtime" / "bin" / "python")
+    held = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                argv = handle.read().split(b"\0")
+        except OSError:
+            continue
+        if wrapper.encode() in argv and alive(int(entry)):
+            held.append(int(entry))
+    return held
 
 
 @pytest.mark.parametrize("version", ["", "3.11\n", "3; rm -rf /", "x" * 40])
@@ -286,3 +375,44 @@ def test_a_version_that_is_not_a_plain_word_is_refused(version, tmp_path):
         timeout=30,
     )
     assert done.returncode == 2 and "usage:" in done.stderr
+
+
+def test_a_client_shown_the_starting_banner_gets_the_sandbox_warning_with_its_first_cell():
+    # jupyter console shows one banner, at start: a kernel whose sandbox
+    # turns out degraded says so on the first cell's stderr instead.
+    from jupyter_support import kernel_missing_reason
+
+    if kernel_missing_reason():
+        pytest.skip(kernel_missing_reason())
+    environment = KernelEnvironment(sandbox_mode="auto")
+    try:
+        _respec(environment, _gated_python(environment))
+        with environment.applied():
+            os.environ["OPENAI4S_KERNEL_BWRAP"] = "/nonexistent/bwrap"
+            km, kc = _start(environment)
+            try:
+                kc.wait_for_ready(timeout=30)
+                info = kc.kernel_info(reply=True, timeout=30)["content"]
+                assert "sandbox: starting (mode auto" in info["banner"]
+                msg_id = kc.execute("print('ran')")
+                _open_gate(environment)
+                outputs = _outputs_until_idle(kc, msg_id)
+                assert _reply_to(kc, msg_id)["status"] == "ok"
+                stderr = "".join(
+                    m["content"]["text"]
+                    for m in outputs
+                    if m["msg_type"] == "stream" and m["content"]["name"] == "stderr"
+                )
+                assert "sandbox" in stderr.lower() and "bwrap" in stderr, stderr
+                assert stdout_of(outputs) == "ran\n"
+                # Said once: the next cell is quiet.
+                msg_id = kc.execute("print('again')")
+                outputs = _outputs_until_idle(kc, msg_id)
+                assert [m for m in outputs if m["msg_type"] == "stream"][0]["content"][
+                    "name"
+                ] == "stdout"
+            finally:
+                kc.stop_channels()
+                km.shutdown_kernel(now=True)
+    finally:
+        environment.cleanup()
