@@ -77,29 +77,33 @@ bool close_listed_fds_from(unsigned first) {
   const long dir =
       ::syscall(SYS_openat, AT_FDCWD, "/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir < 0) return false;
-  // The kernel's linux_dirent64: inode, offset, record length, type, name.
-  struct Entry {
-    std::uint64_t inode;
-    std::int64_t offset;
-    unsigned short length;
-    unsigned char type;
-    char name[1];
-  };
+  // The kernel's linux_dirent64: u64 inode, s64 offset, u16 record length,
+  // u8 type, then the name. Fields are copied out, never cast to.
+  constexpr long kLengthAt = 16;
+  constexpr long kNameAt = 19;
   alignas(8) char buffer[4096];
+  bool listed = true;
   // Closing shifts what a listing in progress shows: list again from the
   // start until a whole pass closes nothing (as glibc's closefrom does).
-  for (bool closed_any = true; closed_any;) {
+  bool closed_any = true;
+  for (bool first_pass = true; closed_any && listed; first_pass = false) {
     closed_any = false;
-    if (::syscall(SYS_lseek, dir, 0, SEEK_SET) < 0) break;
+    if (!first_pass && ::syscall(SYS_lseek, dir, 0, SEEK_SET) < 0) {
+      listed = false;
+      break;
+    }
     for (;;) {
       const long got = ::syscall(SYS_getdents64, dir, buffer, sizeof buffer);
+      if (got < 0) listed = false;
       if (got <= 0) break;
-      for (long at = 0; at < got;) {
-        const auto* entry = reinterpret_cast<const Entry*>(buffer + at);
-        at += entry->length;
-        long fd = 0;
-        const char* digit = entry->name;
+      for (long at = 0; at + kNameAt < got;) {
+        unsigned short length = 0;
+        __builtin_memcpy(&length, buffer + at + kLengthAt, sizeof length);
+        if (length == 0) break;
+        const char* digit = buffer + at + kNameAt;
+        at += length;
         if (*digit < '0' || *digit > '9') continue;  // "." and ".."
+        long fd = 0;
         for (; *digit >= '0' && *digit <= '9'; ++digit) fd = fd * 10 + (*digit - '0');
         if (fd < static_cast<long>(first) || fd == dir) continue;
         ::syscall(SYS_close, fd);
@@ -108,7 +112,8 @@ bool close_listed_fds_from(unsigned first) {
     }
   }
   ::syscall(SYS_close, dir);
-  return true;
+  // A listing that failed part way: the caller closes by number instead.
+  return listed;
 }
 
 namespace {
@@ -124,18 +129,29 @@ void close_every_fd_from(unsigned first) {
   for (rlim_t fd = first; fd < nofile.rlim_cur; ++fd) ::syscall(SYS_close, static_cast<int>(fd));
 }
 
-// Whether this process still has a permitted or effective capability
-// (capget(2), version 3: two 32-bit words per set).
-bool holds_capabilities() {
-  struct {
-    std::uint32_t version = 0x20080522;  // _LINUX_CAPABILITY_VERSION_3
-    int pid = 0;
-  } header;
-  struct {
-    std::uint32_t effective, permitted, inheritable;
-  } data[2] = {};
-  if (::syscall(SYS_capget, &header, data) != 0) return true;  // cannot tell: refuse
-  return (data[0].effective | data[0].permitted | data[1].effective | data[1].permitted) != 0;
+// The capget/capset header and data, version 3 (two 32-bit words per set).
+struct CapabilityHeader {
+  std::uint32_t version = 0x20080522;  // _LINUX_CAPABILITY_VERSION_3
+  int pid = 0;
+};
+struct CapabilityWords {
+  std::uint32_t effective = 0, permitted = 0, inheritable = 0;
+};
+
+// Empties the effective, permitted and inheritable sets (lowering them is
+// always allowed), then says whether any capability is left: securebits a
+// parent set (SECBIT_NO_SETUID_FIXUP, SECBIT_KEEP_CAPS) keep the permitted
+// set across the id switch, and the inheritable set survives it anyway.
+bool capabilities_remain() {
+  CapabilityHeader header;
+  CapabilityWords none[2];
+  ::syscall(SYS_capset, &header, none);
+  CapabilityWords held[2];
+  CapabilityHeader asked;
+  if (::syscall(SYS_capget, &asked, held) != 0) return true;  // cannot tell: refuse
+  std::uint32_t any = 0;
+  for (const auto& word : held) any |= word.effective | word.permitted | word.inheritable;
+  return any != 0;
 }
 
 int child_main(void* arg) {
@@ -169,10 +185,9 @@ int child_main(void* arg) {
     call_or_fail(shared, "setgroups", SYS_setgroups, 0, nullptr);
     call_or_fail(shared, "setresgid", SYS_setresgid, gid, gid, gid);
     call_or_fail(shared, "setresuid", SYS_setresuid, uid, uid, uid);
-    // Leaving uid 0 clears every capability, unless securebits a parent set
-    // (SECBIT_NO_SETUID_FIXUP, SECBIT_KEEP_CAPS) keep them: then refuse.
-    if (plan.credentials->uid != 0 && holds_capabilities())
+    if (plan.credentials->uid != 0 && capabilities_remain()) {
       fail(shared, "drop capabilities", EPERM);
+    }
   }
   // After the id switch: the directory is entered with the sandbox uid's
   // rights, not root's.
