@@ -1,5 +1,6 @@
 #include "sandbox/bubblewrap_launcher.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 
 #include "base/paths.h"
 #include "base/pipe.h"
@@ -267,23 +269,50 @@ Status check_workspace(const std::string& workspace) {
 
 namespace {
 
-// A top-level directory (/tmp, /home, /opt, /srv, ...) holds far more than
-// one runtime: bound read-only, it would show the sandbox everything in it
-// (other users' homes, every temp file of the host). /usr is the exception:
-// the system layout shows it anyway.
-bool too_broad_for_a_runtime(const std::string& root) {
-  if (root == "/") return true;
-  return root != "/usr" && root.find('/', 1) == std::string::npos;
+// Top-level directories that hold far more than one runtime: bound
+// read-only, any of them would show the sandbox everything in it (other
+// users' homes, every temp file of the host).
+bool shared_top_level(const std::string& root) {
+  static const char* const kShared[] = {"/tmp", "/var",   "/run",       "/home", "/root",
+                                        "/mnt", "/media", "/srv",       "/dev",  "/proc",
+                                        "/sys", "/boot",  "/lost+found"};
+  for (const char* shared : kShared) {
+    if (root == shared) return true;
+  }
+  return false;
+}
+
+// What an interpreter's prefix holds: a venv's marker, or a stdlib.
+bool looks_like_a_python_prefix(const std::string& prefix) {
+  if (exists(prefix + "/pyvenv.cfg")) return true;
+  DIR* lib = ::opendir((prefix + "/lib").c_str());
+  if (lib == nullptr) return false;
+  bool found = false;
+  while (dirent* entry = ::readdir(lib)) {
+    if (std::strncmp(entry->d_name, "python3", 7) == 0) found = true;
+  }
+  ::closedir(lib);
+  return found;
+}
+
+bool acceptable_root(const std::string& root) {
+  if (root == "/" || shared_top_level(root)) return false;
+  if (root == "/usr" || root.find('/', 1) != std::string::npos) return true;
+  // Another top-level directory (/venv, /opt): only a whole interpreter.
+  return looks_like_a_python_prefix(root);
 }
 
 // An interpreter's install prefix: the grandparent of the file (prefix/bin/
 // python), else its directory, else the file alone, whichever is the first
-// that is not a whole top-level directory.
-std::string runtime_root_of_file(const std::string& file) {
+// that is acceptable. A symbolic link elsewhere (~/bin/python ->
+// /usr/bin/python3) says nothing about the directories it sits in: its
+// prefix counts only when it is a venv, otherwise the link alone is bound.
+std::string runtime_root_of_file(const std::string& file, bool is_link) {
   std::string directory = parent_of_path(file);
   std::string prefix = parent_of_path(directory);
-  if (!too_broad_for_a_runtime(prefix)) return prefix;
-  if (!too_broad_for_a_runtime(directory)) return directory;
+  if (is_link) return exists(prefix + "/pyvenv.cfg") && acceptable_root(prefix) ? prefix : file;
+  if (acceptable_root(prefix)) return prefix;
+  if (acceptable_root(directory)) return directory;
   return file;
 }
 
@@ -304,8 +333,8 @@ std::vector<std::string> runtime_roots(const std::vector<std::string>& paths) {
       add(*resolved);
       add(lexical);
     } else {
-      add(runtime_root_of_file(lexical));
-      add(runtime_root_of_file(*resolved));
+      add(runtime_root_of_file(lexical, lexical != *resolved));
+      add(runtime_root_of_file(*resolved, false));
     }
   }
   return roots;

@@ -185,3 +185,43 @@ def test_an_interpreter_right_under_the_temp_root_does_not_show_the_host_temp_di
     finally:
         shutil.rmtree(runtime, ignore_errors=True)
         shutil.rmtree(secret_dir, ignore_errors=True)
+
+
+def test_a_venv_at_a_top_level_directory_keeps_its_packages(sandboxed):
+    # /venv/bin/python (a common container layout): its prefix is a whole
+    # top-level directory, shown because it is an interpreter's prefix, so
+    # the packages installed in it stay importable.
+    import shutil
+    import subprocess
+    import tempfile
+
+    if os.geteuid() != 0 or not os.access("/", os.W_OK):
+        pytest.skip("making a top-level directory needs root")
+    venv = tempfile.mkdtemp(prefix="o4s-toplevel-venv-", dir="/")
+    try:
+        os.chmod(venv, 0o755)
+        subprocess.run(
+            [os.path.realpath(sys.executable), "-m", "venv", "--without-pip", venv],
+            check=True,
+            timeout=120,
+        )
+        site = subprocess.run(
+            [
+                os.path.join(venv, "bin", "python"),
+                "-c",
+                "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        with open(os.path.join(site, "o4s_venv_marker.py"), "w") as handle:
+            handle.write("WHERE = 'venv'\n")
+        kernel = sandboxed(python=os.path.join(venv, "bin", "python"))
+        result = kernel.execute(
+            "import o4s_venv_marker, sys; print(o4s_venv_marker.WHERE, sys.prefix)"
+        )
+        assert result["error"] is None, result
+        assert result["stdout"] == f"venv {venv}\n"
+    finally:
+        shutil.rmtree(venv, ignore_errors=True)

@@ -72,6 +72,7 @@ TEST(RuntimeRootsTest, AnInterpreterContributesItsLexicalAndResolvedPrefixes) {
   const std::string d = dir.path();
   fs::create_directories(d + "/base/bin");
   fs::create_directories(d + "/venv/bin");
+  make_file(d + "/venv/pyvenv.cfg", 0644);
   make_file(d + "/base/bin/python3.11", 0755);
   fs::create_symlink(d + "/base/bin/python3.11", d + "/venv/bin/python");
   fs::create_directories(d + "/src/pkg");
@@ -98,6 +99,19 @@ TEST(RuntimeRootsTest, AShallowInterpreterNeverExposesAWholeTopLevelDirectory) {
   EXPECT_EQ(roots, (std::vector<std::string>{d}));
   const std::string top = d.substr(0, d.find('/', 1));  // e.g. /tmp
   for (const auto& root : roots) EXPECT_NE(root, top);
+}
+
+TEST(RuntimeRootsTest, ALinkOutsideAVenvShowsOnlyItselfNotTheDirectoriesAroundIt) {
+  // ~/bin/python -> .../base/bin/python3.11: the link's grandparent (the
+  // home) holds no interpreter and is not shown; the link itself is.
+  TempDir dir;
+  const std::string d = dir.path();
+  fs::create_directories(d + "/base/bin");
+  fs::create_directories(d + "/home/bin");
+  make_file(d + "/base/bin/python3.11", 0755);
+  fs::create_symlink(d + "/base/bin/python3.11", d + "/home/bin/python");
+  auto roots = runtime_roots({d + "/home/bin/python"});
+  EXPECT_EQ(roots, (std::vector<std::string>{d + "/home/bin/python", d + "/base"}));
 }
 
 TEST(CheckWorkspaceTest, RefusesTheRootSystemDirectoriesAndVirtualFilesystems) {
