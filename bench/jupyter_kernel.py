@@ -19,8 +19,9 @@ It also prints the client's own CPU per `pass` (the CPU time of the thread
 that calls `execute_interactive`: building, signing and sending the
 request, then receiving, verifying and decoding the four replies). A round
 trip cannot take less wall time than that thread's work, whatever the
-kernel does, so "client CPU (openai4s) / ipykernel round trip" is the
-lowest ratio any kernel could reach through this client.
+kernel does, so "client CPU (openai4s) / ipykernel round trip" bounds from
+below the ratio any kernel could reach through this client (a lower bound:
+libzmq's own I/O threads are not counted).
 
 Rounds alternate the two systems. Targets: round trip <= 0.25x, cold start
 <= 0.2x, stdout <= 0.2x, interrupts 100% clean.
@@ -159,8 +160,8 @@ def main(argv=None):
         print(f"client CPU per `pass` with {name:10s} {format_seconds(cpu[name])}")
     floor = cpu["openai4s"] / median_p90(data["ipykernel"]["pass_round_trip"])[0]
     print(
-        f"lowest reachable `pass` ratio through this client: {floor:.3f}x "
-        "(its own CPU per round trip / ipykernel's round trip)"
+        f"no kernel can reach a `pass` ratio below {floor:.3f}x through this client "
+        "(its calling thread's CPU per round trip / ipykernel's round trip)"
     )
     ours_clean = all(data["openai4s"]["clean"])
     elapsed = time.perf_counter() - began
