@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -128,13 +129,16 @@ void report_peer(int fd) {
 }
 
 // Reads the monitor's events until the context ends (ETERM), then closes
-// its socket so that zmq_ctx_term can finish.
+// its socket so that zmq_ctx_term can finish. It must not stop earlier:
+// libzmq's I/O thread sends each event to this socket and would block
+// once nobody reads it, so an interrupted read (EINTR) is retried.
 void report_events(void* events) {
   for (;;) {
     zmq_msg_t head;
     zmq_msg_init(&head);
     if (zmq_msg_recv(&head, events, 0) < 0) {
       zmq_msg_close(&head);
+      if (zmq_errno() == EINTR) continue;
       break;
     }
     std::uint16_t event = 0;
@@ -146,7 +150,8 @@ void report_events(void* events) {
     zmq_msg_close(&head);
     zmq_msg_t endpoint;
     zmq_msg_init(&endpoint);
-    (void)zmq_msg_recv(&endpoint, events, 0);
+    while (zmq_msg_recv(&endpoint, events, 0) < 0 && zmq_errno() == EINTR) {
+    }
     zmq_msg_close(&endpoint);
     if (event == ZMQ_EVENT_ACCEPTED) {
       report_peer(static_cast<int>(value));

@@ -318,7 +318,7 @@ def _started_without_iopub(environment, code):
 
 @pytest.mark.xfail(
     reason="passes alone every time, but failed in 2 of 5 full `pytest -n 2` runs (and in 0 "
-    "of 15 later ones): the client received none of its cell's iopub messages while the trace "
+    "of 19 later ones): the client received none of its cell's iopub messages while the trace "
     "said the hold ended by a subscription. A SUB socket elsewhere that still reconnects to "
     "the port number this kernel's iopub got gives exactly that (reproduced on purpose: the "
     "stray takes all six messages, the hold looks normal); where one came from in the suite "
