@@ -12,18 +12,20 @@
 // high-water mark of 1000; without the hold they would all be lost).
 #pragma once
 
+#include <zmq.h>
+
 #include <chrono>
 
 namespace o4s::jupyter_app {
 
 inline constexpr std::chrono::milliseconds kIopubHoldLimit{10000};
 
-// zmq_socket: the type the kernel creates in place of `type`.
-int socket_type_for(int type);
+// zmq_socket: the type the kernel creates in place of `type` (in `context`).
+int socket_type_for(void* context, int type);
 // zmq_bind: a publishing socket bound to a network endpoint is iopub.
 void note_bound(void* socket, const char* endpoint);
 // zmq_msg_send: blocks the first send on iopub until a subscription came.
-void before_send(void* socket);
+void before_send(void* socket, zmq_msg_t* message, int flags);
 // Ends the hold now, from any thread (the kernel is stopping).
 void release_hold();
 

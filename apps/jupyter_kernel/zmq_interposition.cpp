@@ -29,7 +29,7 @@ Function real(const char* name) {
 extern "C" void* zmq_socket(void* context, int type) {
   static const auto next = real<void* (*)(void*, int)>("zmq_socket");
   if (next == nullptr) return nullptr;  // zmq_errno() then says why the caller failed
-  void* socket = next(context, o4s::jupyter_app::socket_type_for(type));
+  void* socket = next(context, o4s::jupyter_app::socket_type_for(context, type));
   if (socket != nullptr && type == ZMQ_ROUTER) {
     int on = 1;
     ::zmq_setsockopt(socket, ZMQ_ROUTER_HANDOVER, &on, sizeof on);
@@ -48,6 +48,6 @@ extern "C" int zmq_bind(void* socket, const char* endpoint) {
 extern "C" int zmq_msg_send(zmq_msg_t* message, void* socket, int flags) {
   static const auto next = real<int (*)(zmq_msg_t*, void*, int)>("zmq_msg_send");
   if (next == nullptr) return -1;
-  o4s::jupyter_app::before_send(socket);
+  o4s::jupyter_app::before_send(socket, message, flags);
   return next(message, socket, flags);
 }
