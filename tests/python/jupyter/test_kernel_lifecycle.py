@@ -11,16 +11,8 @@ import time
 
 import pytest
 
-from jupyter_support import descendants
+from jupyter_support import alive, descendants
 from kernel_client import stdout_of
-
-
-def _alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def test_stream_output_is_live_and_errors_carry_the_traceback(kernel):
@@ -73,9 +65,9 @@ def test_shutdown_leaves_no_process(environment):
     assert family, "the kernel should have a worker process"
     running.shutdown()
     deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and any(_alive(p) for p in [pid, *family]):
+    while time.monotonic() < deadline and any(alive(p) for p in [pid, *family]):
         time.sleep(0.1)
-    assert not [p for p in [pid, *family] if _alive(p)]
+    assert not [p for p in [pid, *family] if alive(p)]
 
 
 def test_restart_gives_a_fresh_namespace(kernel):
@@ -83,7 +75,7 @@ def test_restart_gives_a_fresh_namespace(kernel):
     old_pid = kernel.pid
     kernel.km.restart_kernel(now=False)
     kernel.kc.wait_for_ready(timeout=60)
-    assert kernel.pid != old_pid and not _alive(old_pid)
+    assert kernel.pid != old_pid and not alive(old_pid)
     reply, outputs = kernel.execute("print('z' in globals())")
     assert stdout_of(outputs) == "False\n"
 
@@ -233,9 +225,9 @@ def test_a_killed_client_leaves_no_kernel_behind(environment):
         client.kill()
         client.wait()
     deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and any(_alive(p) for p in [pid, *family]):
+    while time.monotonic() < deadline and any(alive(p) for p in [pid, *family]):
         time.sleep(0.1)
-    assert not [p for p in [pid, *family] if _alive(p)]
+    assert not [p for p in [pid, *family] if alive(p)]
 
 
 def test_a_second_client_of_the_same_manager_gets_its_replies(kernel):

@@ -108,6 +108,14 @@ def _start(environment, stderr=None):
     return km, kc
 
 
+def _first_of(kc, msg_id, timeout=30):
+    """The first iopub message of request `msg_id` (its busy)."""
+    msg = kc.get_iopub_msg(timeout=timeout)
+    while msg["parent_header"].get("msg_id") != msg_id:
+        msg = kc.get_iopub_msg(timeout=timeout)
+    return msg
+
+
 def _reply_to(kc, msg_id, timeout=60):
     reply = kc.get_shell_msg(timeout=timeout)
     while reply["parent_header"].get("msg_id") != msg_id:
@@ -147,9 +155,7 @@ def test_kernel_info_is_answered_while_the_worker_is_held_at_its_start(gated):
             # A cell sent now waits for the worker: busy at once, its output
             # once the gate opens.
             msg_id = kc.execute("print(6 * 7)")
-            busy = kc.get_iopub_msg(timeout=30)
-            while busy["parent_header"].get("msg_id") != msg_id:
-                busy = kc.get_iopub_msg(timeout=30)
+            busy = _first_of(kc, msg_id)
             assert busy["content"].get("execution_state") == "busy"
             _open_gate(gated)
             outputs = _outputs_until_idle(kc, msg_id)
@@ -178,9 +184,7 @@ def test_an_interrupt_while_the_worker_starts_stops_the_waiting_cell(gated, how)
         try:
             kc.wait_for_ready(timeout=30)
             msg_id = kc.execute("print('ran')\nmarker = 1")
-            busy = kc.get_iopub_msg(timeout=30)
-            while busy["parent_header"].get("msg_id") != msg_id:
-                busy = kc.get_iopub_msg(timeout=30)
+            _first_of(kc, msg_id)  # busy: the cell waits for the worker
             if how == "message":
                 # interrupt_reply comes after the kernel has taken it.
                 request = kc.session.msg("interrupt_request", {})
@@ -319,9 +323,7 @@ def test_a_shutdown_while_a_cell_waits_for_the_held_worker_leaves_no_process(gat
             kc.wait_for_ready(timeout=30)
             pid = km.provisioner.process.pid
             msg_id = kc.execute("print('never')")
-            busy = kc.get_iopub_msg(timeout=30)
-            while busy["parent_header"].get("msg_id") != msg_id:
-                busy = kc.get_iopub_msg(timeout=30)
+            _first_of(kc, msg_id)  # busy: the cell waits for the worker
             family = descendants(pid)
         finally:
             kc.stop_channels()
