@@ -53,7 +53,14 @@ host::ApprovalAnswer ask_the_user(const host::ApprovalRequest& request) {
 }  // namespace
 
 Result<std::unique_ptr<Interpreter>> Interpreter::create(const KernelSettings& settings) {
-  return std::unique_ptr<Interpreter>(new Interpreter(settings));
+  // The sandbox is the same as for any kernel: OPENAI4S_KERNEL_SANDBOX and
+  // friends, read once from this process's environment. A setting that
+  // does not parse stops the kernel before it serves.
+  auto sandbox_settings = sandbox::settings_from_environment(kernel::current_process_environment(),
+                                                             sandbox::physical_memory_bytes());
+  if (!sandbox_settings) return std::move(sandbox_settings).error();
+  return std::unique_ptr<Interpreter>(
+      new Interpreter(settings, std::move(sandbox_settings.value())));
 }
 
 Status Interpreter::build_host() {
@@ -92,12 +99,7 @@ Status Interpreter::build_host() {
   } else {
     options.last_value_as_result = true;
   }
-  // The sandbox is the same as for any kernel: OPENAI4S_KERNEL_SANDBOX and
-  // friends, read from this process's environment.
-  auto sandbox_settings = sandbox::settings_from_environment(kernel::current_process_environment(),
-                                                             sandbox::physical_memory_bytes());
-  if (!sandbox_settings) return std::move(sandbox_settings).error();
-  options.sandbox = std::make_shared<sandbox::KernelSandbox>(std::move(sandbox_settings.value()));
+  options.sandbox = std::make_shared<sandbox::KernelSandbox>(sandbox_settings_);
 
   auto hooks = std::make_shared<NativeKernelHooks>(dispatcher, settings.host, frame_id.value());
   auto manager = std::make_unique<kernel::KernelManager>(std::move(options), hooks, nullptr);
@@ -112,16 +114,11 @@ Status Interpreter::build_host() {
   return {};
 }
 
-Interpreter::Interpreter(KernelSettings settings) : settings_(std::move(settings)) {
+Interpreter::Interpreter(KernelSettings settings, sandbox::SandboxSettings sandbox_settings)
+    : settings_(std::move(settings)), sandbox_settings_(std::move(sandbox_settings)) {
   xeus::register_interpreter(this);
   reported_version_ = settings_.language_version;
   if (reported_version_.empty()) reported_version_ = is_r() ? "4" : "3";
-  // For the banner of a kernel_info answered while the worker starts; the
-  // sandbox itself reads the same variable when the host is built.
-  const char* named = std::getenv("OPENAI4S_KERNEL_SANDBOX");
-  auto mode = sandbox::parse_mode(named == nullptr ? "" : named);
-  sandbox_mode_ = mode ? std::string(sandbox::mode_name(mode.value())) : "invalid";
-  sandbox_enforced_ = mode && mode.value() == sandbox::SandboxMode::kEnforce;
 }
 
 Status Interpreter::start_worker() {
@@ -408,8 +405,9 @@ std::string Interpreter::starting_banner(const std::string& version) const {
                      (is_r() ? "R " : "Python ") + version + "\n";
   // Only what is already certain: an enforcing kernel runs no cell outside
   // the sandbox, whatever its self-test then says.
-  text += "sandbox: starting (mode " + sandbox_mode_ + (sandbox_enforced_ ? ", enforced" : "") +
-          "; a warning, if any, comes with the first cell)\n";
+  const bool enforced = sandbox_settings_.mode == sandbox::SandboxMode::kEnforce;
+  text += "sandbox: starting (mode " + std::string(sandbox::mode_name(sandbox_settings_.mode)) +
+          (enforced ? ", enforced" : "") + "; a warning, if any, comes with the first cell)\n";
   text += "workspace: " + settings_.workspace + "\n";
   return text;
 }

@@ -15,6 +15,7 @@
 
 #include "host/dispatcher.h"
 #include "kernel/kernel_manager.h"
+#include "sandbox/sandbox_settings.h"
 
 namespace o4s::jupyter {
 
@@ -63,7 +64,7 @@ class Interpreter : public xeus::xinterpreter {
   void stop_worker();
 
  private:
-  explicit Interpreter(KernelSettings settings);
+  Interpreter(KernelSettings settings, sandbox::SandboxSettings sandbox_settings);
   // The store, dispatcher and manager (start_worker's first step).
   Status build_host();
   // Builds the host, starts the worker and asks its language version.
@@ -102,8 +103,7 @@ class Interpreter : public xeus::xinterpreter {
   std::shared_ptr<NativeKernelHooks> hooks_;
   std::unique_ptr<kernel::KernelManager> manager_;
   KernelSettings settings_;
-  std::string sandbox_mode_;  // as OPENAI4S_KERNEL_SANDBOX names it
-  bool sandbox_enforced_ = false;
+  sandbox::SandboxSettings sandbox_settings_;  // read once, at create()
 
   std::thread starter_;
   std::mutex start_mutex_;

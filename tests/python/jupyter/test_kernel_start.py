@@ -211,31 +211,6 @@ def test_an_interrupt_while_the_worker_starts_stops_the_waiting_cell(gated, how)
             km.shutdown_kernel(now=True)
 
 
-def test_a_stop_while_the_worker_is_held_leaves_no_process(gated):
-    with gated.applied():
-        km, kc = _start(gated)
-        try:
-            kc.wait_for_ready(timeout=30)
-            pid = km.provisioner.process.pid
-            deadline = time.monotonic() + 30
-            family = descendants(pid)
-            while not family and time.monotonic() < deadline:
-                time.sleep(0.05)
-                family = descendants(pid)
-            assert family, "the held worker should be a process of the kernel"
-        finally:
-            kc.stop_channels()
-        process = km.provisioner.process
-        km.shutdown_kernel(now=False)  # a shutdown_request, then (late) a kill
-        # Well before the 15 s init timeout and the client's kill: 0 means
-        # the kernel stopped the held worker and left by itself.
-        assert process.wait(30) == 0
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and any(alive(p) for p in family):
-            time.sleep(0.05)
-        assert not [p for p in family if alive(p)]
-
-
 def test_a_worker_that_cannot_start_is_an_error_reply_and_the_kernel_stays(environment, tmp_path):
     missing = tmp_path / "no-such-python"
     _respec(environment, missing)
@@ -314,21 +289,29 @@ def test_kernel_info_on_control_never_waits_for_the_worker(gated):
             km.shutdown_kernel(now=True)
 
 
-def test_a_shutdown_while_a_cell_waits_for_the_held_worker_leaves_no_process(gated):
-    # The stop kills the held worker; the waiting cell must not then start a
-    # fresh one that outlives the kernel.
+@pytest.mark.parametrize("cell_waiting", [False, True], ids=["idle", "cell-waiting"])
+def test_a_shutdown_while_the_worker_is_held_leaves_no_process(gated, cell_waiting):
+    # The stop kills the held worker (well before the 15 s init timeout and
+    # the client's kill); a cell waiting for it must not then start a fresh
+    # one that outlives the kernel.
     with gated.applied():
         km, kc = _start(gated)
         try:
             kc.wait_for_ready(timeout=30)
             pid = km.provisioner.process.pid
-            msg_id = kc.execute("print('never')")
-            _first_of(kc, msg_id)  # busy: the cell waits for the worker
+            if cell_waiting:
+                _first_of(kc, kc.execute("print('never')"))  # busy: it waits
+            deadline = time.monotonic() + 30
             family = descendants(pid)
+            while not family and time.monotonic() < deadline:
+                time.sleep(0.05)
+                family = descendants(pid)
+            assert family, "the held worker should be a process of the kernel"
         finally:
             kc.stop_channels()
         process = km.provisioner.process
-        km.shutdown_kernel(now=False)
+        km.shutdown_kernel(now=False)  # a shutdown_request, then (late) a kill
+        # 0: the kernel stopped the held worker and left by itself.
         assert process.wait(30) == 0
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and (any(alive(p) for p in family) or _held(gated)):

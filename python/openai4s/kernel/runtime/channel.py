@@ -77,9 +77,11 @@ class LineIn:
         """A whole line is buffered or bytes wait on the pipe (never blocks)."""
         if not self.closed and self._buffer.find(b"\n", self._searched) >= 0:
             return True
+        poller = select.poll()
+        poller.register(self._fd, select.POLLIN)
         try:
-            return bool(select.select([self._fd], [], [], 0)[0])
-        except (OSError, ValueError):
+            return bool(poller.poll(0))
+        except OSError:
             return True  # cannot tell: behave as if a request were there
 
     def _spin(self) -> None:
