@@ -221,7 +221,8 @@ void add_proc_hardening(BwrapCommand& command) {
 
 }  // namespace
 
-BwrapCommand isolation_command(const std::string& bwrap_path, const SandboxSettings& settings) {
+BwrapCommand isolation_command(const std::string& bwrap_path, const SandboxSettings& settings,
+                               const HostReader& reader) {
   BwrapCommand command(bwrap_path);
   command.die_with_parent()
       .unshare(Namespace::kUser)
@@ -230,7 +231,9 @@ BwrapCommand isolation_command(const std::string& bwrap_path, const SandboxSetti
       .unshare(Namespace::kUts);
   if (!settings.allow_raw_network) command.unshare(Namespace::kNet);
   command.drop_all_capabilities().disable_nested_user_namespaces();
-  for (const auto& op : system_layout().operations) command.add(op);
+  const SystemLayout& layout = system_layout();
+  for (const auto& op : layout.operations) command.add(op);
+  for (const auto& mask : masks_for(layout, reader)) command.add(mask);
   command.add({Kind::kDev, "", "/dev", std::nullopt});
   command.add({Kind::kProc, "", "/proc", std::nullopt});
   add_proc_hardening(command);
@@ -317,6 +320,20 @@ std::string runtime_root_of_file(const std::string& file, bool is_link) {
 }
 
 }  // namespace
+
+bool shown_by_another_root(const std::string& root, const std::vector<std::string>& roots,
+                           const std::vector<std::string>& writable) {
+  // Inside a writable bind the root's own read-only bind is what keeps it
+  // read-only; and a path through a symbolic link may lead elsewhere inside.
+  for (const auto& bind : writable) {
+    if (path_contains(bind, root)) return false;
+  }
+  auto resolved = real_path(root);
+  if (!resolved || *resolved != root) return false;
+  return std::any_of(roots.begin(), roots.end(), [&](const std::string& other) {
+    return other != root && path_contains(other, root);
+  });
+}
 
 std::vector<std::string> runtime_roots(const std::vector<std::string>& paths) {
   std::vector<std::string> roots;
@@ -442,7 +459,7 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
     return sources.back().get();
   };
 
-  BwrapCommand command = isolation_command(bwrap_path_, settings_);
+  BwrapCommand command = isolation_command(bwrap_path_, settings_, host_reader_of(identity));
   SelfTestExpectations expect;
   expect.identity = identity;
   expect.workspace = *workspace;
@@ -462,6 +479,7 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
   for (const auto& root : readable) {
     // The system layout already shows these read-only.
     if (path_contains("/usr", root) || path_contains("/etc", root)) continue;
+    if (shown_by_another_root(root, readable, {*workspace})) continue;
     if (root == *workspace) {
       // Writable, it would let a cell rewrite the code the next kernel (and
       // the host, for the package) runs; read-only, it is no workspace.

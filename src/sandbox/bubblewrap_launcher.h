@@ -28,8 +28,10 @@
 namespace o4s::sandbox {
 
 // The isolation every bubblewrap run of ours shares (the facility probe and
-// every kernel), without workspace, runtime or command.
-BwrapCommand isolation_command(const std::string& bwrap_path, const SandboxSettings& settings);
+// every kernel), without workspace, runtime or command; /etc's secrets are
+// masked as far as `reader` (the sandbox's host ids) could read them.
+BwrapCommand isolation_command(const std::string& bwrap_path, const SandboxSettings& settings,
+                               const HostReader& reader);
 
 class BubblewrapLauncher final : public Launcher {
  public:
@@ -71,5 +73,11 @@ Status check_workspace(const std::string& resolved_workspace);
 // -> /usr. "/" is never a root, nor a whole top-level directory other than
 // /usr: /tmp/x/python contributes /tmp/x, /opt/python the file alone.
 std::vector<std::string> runtime_roots(const std::vector<std::string>& paths);
+
+// Is `root` already shown read-only by another of `roots` (each bind costs
+// bubblewrap a reread of the mount table)? Not when a `writable` bind holds
+// it, and not when its path runs through a symbolic link.
+bool shown_by_another_root(const std::string& root, const std::vector<std::string>& roots,
+                           const std::vector<std::string>& writable);
 
 }  // namespace o4s::sandbox

@@ -65,7 +65,7 @@ Facility unavailable(std::string bwrap_path, Diagnosis diagnosis) {
 // switches ids before it execs bubblewrap, as a kernel's launch does).
 Facility probe_as(const SandboxSettings& settings, const std::string& bwrap_path,
                   const SandboxIdentity& identity) {
-  BwrapCommand command = isolation_command(bwrap_path, settings);
+  BwrapCommand command = isolation_command(bwrap_path, settings, host_reader_of(identity));
   auto seccomp = seccomp_program_fd();
   if (!seccomp) {
     return unavailable(bwrap_path,

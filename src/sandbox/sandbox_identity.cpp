@@ -40,6 +40,26 @@ SandboxIdentity choose_identity(const SandboxSettings& settings, uid_t host_uid,
   return identity;
 }
 
+HostReader host_reader_of(const SandboxIdentity& identity) {
+  HostReader reader;
+  if (identity.dropped) {
+    reader.uid = identity.uid;
+    reader.groups = {identity.gid};
+    return reader;
+  }
+  reader.uid = ::geteuid();
+  reader.groups = {::getegid()};
+  int count = ::getgroups(0, nullptr);
+  if (count > 0) {
+    std::vector<gid_t> supplementary(static_cast<std::size_t>(count));
+    count = ::getgroups(count, supplementary.data());
+    // A failure here would under-report: take it as root, which masks all.
+    if (count < 0) reader.uid = 0;
+    for (int i = 0; i < count; ++i) reader.groups.push_back(supplementary[i]);
+  }
+  return reader;
+}
+
 namespace {
 
 // The kernel's POSIX ACL xattr format (linux/posix_acl_xattr.h): a version

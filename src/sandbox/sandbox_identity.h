@@ -22,6 +22,7 @@
 
 #include "base/result.h"
 #include "sandbox/sandbox_settings.h"
+#include "sandbox/system_layout.h"
 
 namespace o4s::sandbox {
 
@@ -33,6 +34,11 @@ struct SandboxIdentity {
   bool dropped = false;   // a root daemon switches to uid/gid before bubblewrap
   std::string chosen_by;  // "OPENAI4S_SANDBOX_UID", "the workspace owner", ...
 };
+
+// The ids the sandbox's processes carry on the host: a dropped identity's
+// uid and gid alone (the spawned child clears the supplementary groups before
+// it execs bubblewrap), else the daemon's own effective ids and groups.
+HostReader host_reader_of(const SandboxIdentity& identity);
 
 // What the facility probe established for a root daemon (facility.h).
 struct IdentityPlan {

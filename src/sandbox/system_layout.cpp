@@ -2,9 +2,12 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <cerrno>
 #include <mutex>
 
 namespace o4s::sandbox {
@@ -27,8 +30,18 @@ bool others_may_read(const struct stat& st) {
   return (st.st_mode & S_IROTH) != 0;
 }
 
+bool has_access_acl(const std::string& path) {
+  // ENODATA: none. Any other answer (ENOTSUP included) is taken as "maybe".
+  return ::lgetxattr(path.c_str(), "system.posix_acl_access", nullptr, 0) >= 0 || errno != ENODATA;
+}
+
+SecretEntry secret(FsOperation::Kind kind, const std::string& host, const std::string& path,
+                   const struct stat& st) {
+  return {{kind, "", path, std::nullopt}, st.st_uid, st.st_gid, has_access_acl(host)};
+}
+
 void walk(const std::string& root, const std::string& dir, std::size_t depth, std::size_t& budget,
-          std::vector<FsOperation>& masks) {
+          std::vector<SecretEntry>& secrets) {
   if (depth > kMaxWalkDepth) return;
   DIR* handle = ::opendir((root + dir).c_str());
   if (handle == nullptr) return;
@@ -43,12 +56,12 @@ void walk(const std::string& root, const std::string& dir, std::size_t depth, st
     if (S_ISLNK(st.st_mode)) continue;  // its target is judged where it lives
     if (S_ISDIR(st.st_mode)) {
       if (!others_may_read(st)) {
-        masks.push_back({FsOperation::Kind::kMaskDir, "", path, std::nullopt});
+        secrets.push_back(secret(FsOperation::Kind::kMaskDir, root + path, path, st));
       } else {
-        walk(root, path, depth + 1, budget, masks);
+        walk(root, path, depth + 1, budget, secrets);
       }
     } else if (S_ISREG(st.st_mode) && !others_may_read(st)) {
-      masks.push_back({FsOperation::Kind::kMaskFile, "", path, std::nullopt});
+      secrets.push_back(secret(FsOperation::Kind::kMaskFile, root + path, path, st));
     }
   }
   ::closedir(handle);
@@ -56,10 +69,23 @@ void walk(const std::string& root, const std::string& dir, std::size_t depth, st
 
 }  // namespace
 
-std::vector<FsOperation> secret_masks(const std::string& root, const std::string& dir) {
-  std::vector<FsOperation> masks;
+std::vector<SecretEntry> secrets_under(const std::string& root, const std::string& dir) {
+  std::vector<SecretEntry> secrets;
   std::size_t budget = kMaxWalkEntries;
-  walk(root, dir, 0, budget, masks);
+  walk(root, dir, 0, budget, secrets);
+  return secrets;
+}
+
+bool may_read(const SecretEntry& secret, const HostReader& reader) {
+  if (reader.uid == 0 || secret.has_acl || secret.owner == reader.uid) return true;
+  return std::find(reader.groups.begin(), reader.groups.end(), secret.group) != reader.groups.end();
+}
+
+std::vector<FsOperation> masks_for(const SystemLayout& layout, const HostReader& reader) {
+  std::vector<FsOperation> masks;
+  for (const auto& secret : layout.secrets) {
+    if (may_read(secret, reader)) masks.push_back(secret.mask);
+  }
   return masks;
 }
 
@@ -85,9 +111,7 @@ SystemLayout build_system_layout(const std::string& root) {
     layout.operations.push_back(
         {FsOperation::Kind::kReadOnlyBind, root + kCpuTopology, kCpuTopology, std::nullopt});
   }
-  auto masks = secret_masks(root, "/etc");
-  layout.masked_secrets = masks.size();
-  layout.operations.insert(layout.operations.end(), masks.begin(), masks.end());
+  layout.secrets = secrets_under(root, "/etc");
   return layout;
 }
 

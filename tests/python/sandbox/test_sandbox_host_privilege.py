@@ -91,6 +91,38 @@ def test_kernel_procfs_knobs_are_read_only_and_leaks_are_masked(kernel):
             assert value == "0", f"{path} is not masked: {line}"
 
 
+def mount_points(kernel):
+    """Where the sandbox has mounts, from its own mount table."""
+    result = kernel.execute("print(open('/proc/self/mountinfo').read())")
+    assert result["error"] is None, result
+    return {line.split()[4] for line in result["stdout"].splitlines() if line.strip()}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root daemon chooses the sandbox's ids")
+def test_an_etc_secret_is_masked_exactly_when_the_sandbox_ids_could_read_it(sandboxed, monkeypatch):
+    shadow = os.stat("/etc/shadow")
+    if shadow.st_mode & stat.S_IROTH or not shadow.st_mode & stat.S_IRGRP or shadow.st_gid == 0:
+        pytest.skip("this host's /etc/shadow is not a group-readable secret")
+    read_shadow = "open('/etc/shadow').read()"
+
+    # A stranger to the file (nobody): the kernel's permission check refuses
+    # it, and no mount (bubblewrap's dearest step) is spent on it.
+    stranger = sandboxed()
+    assert stranger.sandbox_status["identity"]["host_gid"] != shadow.st_gid
+    assert "PermissionError" in error_of(stranger.execute(read_shadow))
+    assert "/etc/shadow" not in mount_points(stranger)
+
+    # In the file's group its modes would let the cell read the hashes: only
+    # the mask stands in the way.
+    monkeypatch.setenv("OPENAI4S_SANDBOX_UID", "65534")
+    monkeypatch.setenv("OPENAI4S_SANDBOX_GID", str(shadow.st_gid))
+    member = sandboxed()
+    assert member.sandbox_status["identity"]["host_gid"] == shadow.st_gid
+    assert "PermissionError" in error_of(member.execute(read_shadow))
+    assert "/etc/shadow" in mount_points(member)
+    assert_usable(member)
+
+
 def test_a_set_uid_copy_made_by_a_cell_has_no_privileged_owner(kernel, workspace):
     result = kernel.execute(
         "import os, shutil\n"

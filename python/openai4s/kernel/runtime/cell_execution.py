@@ -5,7 +5,10 @@ The frame writer and the SIGINT discipline are the entry point's
 (``kernel/worker.py``); they arrive here as ``wire`` (see ``worker._Wire``).
 """
 
-import ast
+# The parser's node classes themselves, without ast.py's visitors and
+# unparser on top (about 2 ms of every kernel's start, for isinstance checks
+# and two constructors).
+import _ast
 import linecache
 import sys
 
@@ -226,7 +229,7 @@ def _compile_cell(code, tag):
     show (IPython's rule: a last expression not ended by ``;``); either may
     be None. A SyntaxError is raised here, outside any ``except`` block, so
     its report carries no chained exception."""
-    tree = compile(code, tag, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    tree = compile(code, tag, "exec", _ast.PyCF_ONLY_AST, dont_inherit=True)
     body, last = displayhook.split_last_expression(tree, code)
     if last is None:
         # A large cell compiles from its source (converting a large tree

@@ -15,8 +15,6 @@ Cell's stderr, never the Cell or the worker. Bundles are bounded in size.
 Importable inside a Cell: ``from openai4s.kernel.runtime.display import display``.
 """
 
-import base64
-import binascii
 import json
 import os
 import sys
@@ -139,6 +137,11 @@ def _split(result):
 def _encode_value(mime, value):
     """The wire value for ``mime``, or raise TypeError with the reason."""
     if mime in _BINARY or (mime.startswith("image/") and mime != "image/svg+xml"):
+        # Imported here: most cells never show an image, and every kernel's
+        # start would pay for base64 (and struct) before its first cell.
+        import base64
+        import binascii
+
         if isinstance(value, (bytes, bytearray, memoryview)):
             return base64.b64encode(bytes(value)).decode("ascii")
         if isinstance(value, str):

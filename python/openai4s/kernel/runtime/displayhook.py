@@ -7,7 +7,10 @@ comes here. Called while still in user code: a slow or interruptible
 ``__repr__`` belongs to the Cell.
 """
 
-import ast
+# The parser's node classes themselves, without ast.py's visitors and
+# unparser on top (about 2 ms of every kernel's start, for isinstance checks
+# and two constructors).
+import _ast
 
 from openai4s.kernel.runtime import display
 
@@ -33,18 +36,18 @@ def show_result(value, as_result=False) -> None:
     display.show_rich(value)
 
 
-def split_last_expression(tree: ast.Module, code: str):
+def split_last_expression(tree: _ast.Module, code: str):
     """``(body, expression)`` of a parsed Cell: the statements to exec and
     the trailing expression to show, or ``(tree, None)`` when there is none,
     a trailing semicolon suppresses it, or it is a ``.write(...)``-style call
     (whose count of characters written nobody asked to see)."""
-    if not tree.body or not isinstance(tree.body[-1], ast.Expr):
+    if not tree.body or not isinstance(tree.body[-1], _ast.Expr):
         return tree, None
     last = tree.body[-1]
     if _followed_by_semicolon(code, last) or _writes_output(last.value):
         return tree, None
-    body = ast.Module(body=tree.body[:-1], type_ignores=tree.type_ignores)
-    return body, ast.Expression(body=last.value)
+    body = _ast.Module(body=tree.body[:-1], type_ignores=tree.type_ignores)
+    return body, _ast.Expression(body=last.value)
 
 
 #: Methods whose result is only a count of what they wrote. A Cell that ends
@@ -53,15 +56,15 @@ def split_last_expression(tree: ast.Module, code: str):
 _WRITE_METHODS = frozenset({"write", "write_text", "write_bytes", "writelines"})
 
 
-def _writes_output(expression: ast.expr) -> bool:
+def _writes_output(expression: _ast.expr) -> bool:
     return (
-        isinstance(expression, ast.Call)
-        and isinstance(expression.func, ast.Attribute)
+        isinstance(expression, _ast.Call)
+        and isinstance(expression.func, _ast.Attribute)
         and expression.func.attr in _WRITE_METHODS
     )
 
 
-def _followed_by_semicolon(code: str, node: ast.stmt) -> bool:
+def _followed_by_semicolon(code: str, node: _ast.stmt) -> bool:
     # end_col_offset counts UTF-8 bytes of its line; what follows the
     # expression is only a semicolon, blanks and a comment, or nothing.
     lines = code.split("\n")

@@ -5,7 +5,7 @@ completion, ...), until ``shutdown`` or the end of protocol IN."""
 import builtins
 import json
 
-from openai4s.kernel.runtime import channel, code_completeness, code_help, display
+from openai4s.kernel.runtime import channel, display
 from openai4s.kernel.runtime.cell_execution import CellExecution, response_line
 from openai4s.kernel.runtime.cell_namespace import CellNamespace
 from openai4s.kernel.runtime.host_rpc import HostChannel
@@ -89,7 +89,12 @@ class Session:
                 return
             if kind == "execute":
                 self._execute(request)
-            elif kind == "inspect_variables":
+                continue
+            # The helpers' modules (codeop, the inspector) load on the first
+            # such request, not at every kernel's start.
+            from openai4s.kernel.runtime import code_completeness, code_help
+
+            if kind == "inspect_variables":
                 wire.write_frame(code_help.variables_reply(self.namespace, request))
             elif kind == "stdout_request":
                 reply = code_help.last_stdout_reply(self.cells.last_stdout, request.get("id"))

@@ -3,9 +3,12 @@
 // interpreter path, the workspace check, and locating a pids cgroup.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -51,20 +54,78 @@ TEST(SystemLayoutTest, MergedUsrBecomesSymlinksAndSecretsInEtcAreMasked) {
 
   SystemLayout layout = build_system_layout(r);
   const auto& ops = layout.operations;
+  const auto masks = masks_for(layout, HostReader{0, {0}});  // root reads every secret
   EXPECT_TRUE(has_op(ops, Kind::kReadOnlyBind, "/usr", r + "/usr"));
   EXPECT_TRUE(has_op(ops, Kind::kReadOnlyBind, "/etc", r + "/etc"));
   EXPECT_TRUE(has_op(ops, Kind::kSymlink, "/bin", "usr/bin"));
   EXPECT_TRUE(has_op(ops, Kind::kSymlink, "/lib", "usr/lib"));
   EXPECT_FALSE(has_op(ops, Kind::kReadOnlyBind, "/sbin"));  // absent on this root
   EXPECT_TRUE(has_op(ops, Kind::kReadOnlyBind, "/sys/devices/system/cpu"));
-  EXPECT_TRUE(has_op(ops, Kind::kMaskFile, "/etc/shadow"));
-  EXPECT_TRUE(has_op(ops, Kind::kMaskDir, "/etc/ssl/private"));
+  EXPECT_TRUE(has_op(masks, Kind::kMaskFile, "/etc/shadow"));
+  EXPECT_TRUE(has_op(masks, Kind::kMaskDir, "/etc/ssl/private"));
   // A masked directory is not descended into; readable files stay; symlinks
   // are judged where they point.
-  EXPECT_FALSE(has_op(ops, Kind::kMaskFile, "/etc/ssl/private/key.pem"));
-  EXPECT_FALSE(has_op(ops, Kind::kMaskFile, "/etc/passwd"));
-  EXPECT_FALSE(has_op(ops, Kind::kMaskFile, "/etc/shadow-link"));
-  EXPECT_EQ(layout.masked_secrets, 2U);
+  EXPECT_FALSE(has_op(masks, Kind::kMaskFile, "/etc/ssl/private/key.pem"));
+  EXPECT_FALSE(has_op(masks, Kind::kMaskFile, "/etc/passwd"));
+  EXPECT_FALSE(has_op(masks, Kind::kMaskFile, "/etc/shadow-link"));
+  EXPECT_EQ(layout.secrets.size(), 2U);
+  EXPECT_EQ(masks.size(), 2U);
+  // The layout's own operations carry no mask: they are the reader's.
+  EXPECT_FALSE(has_op(ops, Kind::kMaskFile, "/etc/shadow"));
+}
+
+// A POSIX access ACL granting `uid` read on top of `mode` (the kernel's xattr
+// layout: version 2, then tag/perm/id entries sorted by tag).
+bool grant_read_acl(const std::string& path, unsigned mode, std::uint32_t uid) {
+  struct Entry {
+    std::uint16_t tag, perm;
+    std::uint32_t id;
+  };
+  const std::uint32_t none = 0xffffffffU;
+  const Entry entries[] = {{0x01, static_cast<std::uint16_t>((mode >> 6) & 7), none},
+                           {0x02, 4, uid},
+                           {0x04, static_cast<std::uint16_t>((mode >> 3) & 7), none},
+                           {0x10, 4, none},
+                           {0x20, static_cast<std::uint16_t>(mode & 7), none}};
+  std::string value(4 + 8 * std::size(entries), '\0');
+  const std::uint32_t version = 2;
+  std::memcpy(value.data(), &version, 4);
+  for (std::size_t i = 0; i < std::size(entries); ++i) {
+    std::memcpy(value.data() + 4 + 8 * i, &entries[i].tag, 2);
+    std::memcpy(value.data() + 6 + 8 * i, &entries[i].perm, 2);
+    std::memcpy(value.data() + 8 + 8 * i, &entries[i].id, 4);
+  }
+  return ::setxattr(path.c_str(), "system.posix_acl_access", value.data(), value.size(), 0) == 0;
+}
+
+TEST(SystemLayoutTest, ASecretIsMaskedForEveryIdThatCouldReadItAndOnlyThose) {
+  TempDir root;
+  const std::string r = root.path();
+  fs::create_directories(r + "/etc/private");
+  make_file(r + "/etc/key", 0640);
+  ::chmod((r + "/etc/private").c_str(), 0710);
+  // Created by this test, so owned by its effective ids.
+  const uid_t owner = ::geteuid();
+  const gid_t group = ::getegid();
+  const uid_t stranger = owner == 4242 ? 4343 : 4242;
+  const gid_t other_group = group == 4242 ? 4343 : 4242;
+
+  SystemLayout layout = build_system_layout(r);
+  ASSERT_EQ(layout.secrets.size(), 2U);
+  auto count = [&](HostReader reader) { return masks_for(layout, reader).size(); };
+  EXPECT_EQ(count({0, {other_group}}), 2U);                // root
+  EXPECT_EQ(count({owner, {other_group}}), 2U);            // the owner
+  EXPECT_EQ(count({stranger, {other_group, group}}), 2U);  // a member of the group
+  EXPECT_EQ(count({stranger, {other_group}}), 0U);         // neither: the modes bar it
+
+  // A named-user ACL entry lets a stranger in whatever the mode says.
+  if (!grant_read_acl(r + "/etc/key", 0640, stranger)) {
+    GTEST_SKIP() << "this filesystem keeps no POSIX ACLs: " << std::strerror(errno);
+  }
+  layout = build_system_layout(r);
+  auto masks = masks_for(layout, HostReader{stranger, {other_group}});
+  EXPECT_EQ(masks.size(), 1U);
+  EXPECT_TRUE(has_op(masks, Kind::kMaskFile, "/etc/key"));
 }
 
 TEST(RuntimeRootsTest, AnInterpreterContributesItsLexicalAndResolvedPrefixes) {
@@ -79,6 +140,22 @@ TEST(RuntimeRootsTest, AnInterpreterContributesItsLexicalAndResolvedPrefixes) {
 
   auto roots = runtime_roots({d + "/venv/bin/python", d + "/src/pkg", "python3", "", "/"});
   EXPECT_EQ(roots, (std::vector<std::string>{d + "/venv", d + "/base", d + "/src/pkg"}));
+}
+
+TEST(RuntimeRootsTest, ARootInsideAnotherIsNotBoundTwiceUnlessAWritableBindHoldsIt) {
+  TempDir dir;
+  const std::string d = dir.path();
+  fs::create_directories(d + "/python/pkg");
+  fs::create_directories(d + "/python/ws/pkg");
+  fs::create_symlink(d + "/python", d + "/link");
+  const std::vector<std::string> roots = {d + "/python", d + "/python/pkg", d + "/python/ws/pkg",
+                                          d + "/link/pkg"};
+  EXPECT_TRUE(shown_by_another_root(d + "/python/pkg", roots, {d + "/elsewhere"}));
+  EXPECT_FALSE(shown_by_another_root(d + "/python", roots, {}));
+  // The workspace's read-write bind would show it writable without its own.
+  EXPECT_FALSE(shown_by_another_root(d + "/python/ws/pkg", roots, {d + "/python/ws"}));
+  // Through a link, the path inside need not lead where the outer root does.
+  EXPECT_FALSE(shown_by_another_root(d + "/link/pkg", {d + "/link", d + "/link/pkg"}, {}));
 }
 
 TEST(RuntimeRootsTest, TheFilesystemRootIsNeverARoot) {
