@@ -300,15 +300,24 @@ Result<std::optional<Json>> KernelManager::native_readline() {
 }
 
 Status KernelManager::native_send(const Json& frame) {
-  auto t = transport();
-  if (!t) return make_error(ErrorCode::kNotAlive, "kernel worker is not alive");
-  return t->write_line(proto::encode_frame(frame));
+  return write_raw(proto::encode_frame(frame));
 }
 
 Status KernelManager::write_raw(std::string_view text) {
   auto t = transport();
   if (!t) return make_error(ErrorCode::kNotAlive, "kernel worker is not alive");
-  return t->write_line(text);
+  Status written = t->write_line(text);
+  if (written || written.error().sys_errno != EPIPE) return written;
+  // The worker's end of its input is closed: nearly always because it died
+  // (a SIGKILL between its host call and our reply) and its exit is not
+  // reported yet. Said as a read would say it, once the exit shows; a worker
+  // that closed its protocol input and lives on keeps the pipe error.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  while (t->alive() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (!t->alive()) return worker_died_error();
+  return written;
 }
 
 Result<std::optional<Json>> KernelManager::readline() {

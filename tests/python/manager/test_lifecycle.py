@@ -2,6 +2,7 @@
 kernel after every failure, and the GIL free while a cell runs."""
 
 import os
+import signal
 import threading
 import time
 import uuid
@@ -216,3 +217,46 @@ def test_shutting_down_a_busy_kernel_interrupts_its_cell(monkeypatch, tmp_path, 
     runner.join(10)
     assert not runner.is_alive()
     assert (tmp_path / "stopped.txt").read_text() == "cell ended cleanly"
+
+
+def _wholly_dead(pid):
+    """Reaped, or a zombie whose every thread has exited: only then are its
+    descriptors closed (a killed leader shows "Z" while its other threads
+    still hold the process's files)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            state = stat.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return True
+    return state == "Z" and tasks == [str(pid)]
+
+
+def test_a_worker_killed_before_its_host_call_is_answered_is_reported_as_exited(tmp_path):
+    # The reply to a host call meets a closed pipe (the worker died between
+    # its call and our answer, before its exit was seen): the cell's error
+    # must say the worker exited, not that a pipe broke.
+    holder = {}
+
+    def kill_then_answer(method, args):
+        pid = holder["kernel"].pid
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while not _wholly_dead(pid) and time.monotonic() < deadline:
+            time.sleep(0.002)
+        # The last close of a dying process's files may be left to a kernel
+        # work queue for a tick or so: let it run, so the reply meets no reader.
+        time.sleep(0.1)
+        return "pong"
+
+    k = Kernel(dispatcher=kill_then_answer, cwd=tmp_path)
+    holder["kernel"] = k
+    try:
+        with pytest.raises(RuntimeError) as raised:
+            k.execute("host._call('ping', [])\nimport time\ntime.sleep(30)")
+        assert "exited unexpectedly" in str(raised.value), raised.value
+        assert "killed by signal 9" in str(raised.value), raised.value
+        k.restart()
+        assert k.execute("1 + 1")["stdout"] == "2\n"
+    finally:
+        k.shutdown()
