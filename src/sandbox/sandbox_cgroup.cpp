@@ -25,6 +25,9 @@ constexpr char kPrefix[] = "openai4s-";
 // How often the CPU watchdog reads the usage: a budget overrun is bounded by
 // this times the number of CPUs.
 constexpr auto kCpuPoll = 100ms;
+// How long a kill of the whole envelope may take to be over (SIGKILLed
+// processes still have to release their memory).
+constexpr auto kKillSettle = 2s;
 
 std::vector<std::string> split(const std::string& text, char separator) {
   std::vector<std::string> parts;
@@ -326,11 +329,15 @@ void SandboxCgroup::begin_generation() {
   oom_baseline_ = oom_kills().value_or(0);
   pids_baseline_ = pids_refusals().value_or(0);
   cpu_spent_ = false;
+  cpu_kill_done_ = false;
 }
 
 std::optional<std::string> SandboxCgroup::limit_hit() const {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   if (cpu_spent_) {
+    // The watchdog may still be killing: the worker's death is seen first,
+    // and the caller is told the sandbox stopped only once all of it has.
+    wake_.wait_for(lock, kKillSettle, [this] { return cpu_kill_done_; });
     return "the sandbox's CPU limit (" + std::to_string(*limits_.cpu_seconds) +
            " s of CPU time for all its processes together) was spent, so the sandbox was "
            "stopped";
@@ -367,6 +374,18 @@ void SandboxCgroup::kill_all() const {
       std::this_thread::sleep_for(5ms);
     }
   }
+  // A process leaves cgroup.procs once it is past releasing its memory:
+  // when every list is empty, nothing of the sandbox runs any more (v2's
+  // cgroup.kill only sends the signals).
+  const auto deadline = std::chrono::steady_clock::now() + kKillSettle;
+  for (const auto& dir : unique) {
+    for (;;) {
+      auto listed = read_file(dir + "/cgroup.procs");
+      if (!listed || listed->find_first_of("0123456789") == std::string::npos) break;
+      if (std::chrono::steady_clock::now() >= deadline) return;
+      std::this_thread::sleep_for(2ms);
+    }
+  }
 }
 
 void SandboxCgroup::watch_cpu() {
@@ -383,6 +402,8 @@ void SandboxCgroup::watch_cpu() {
     lock.unlock();
     kill_all();
     lock.lock();
+    cpu_kill_done_ = true;
+    wake_.notify_all();
   }
 }
 

@@ -108,12 +108,13 @@ class SandboxCgroup {
   EnvelopeMechanisms mechanisms_;
 
   mutable std::mutex mutex_;
-  std::condition_variable wake_;
+  mutable std::condition_variable wake_;
   bool stopping_ = false;
   std::uint64_t cpu_baseline_ns_ = 0;
   std::uint64_t oom_baseline_ = 0;
   std::uint64_t pids_baseline_ = 0;
   bool cpu_spent_ = false;
+  bool cpu_kill_done_ = false;  // the watchdog's kill_all() has returned
   std::thread watchdog_;
 };
 
