@@ -172,9 +172,10 @@ void Interpreter::interrupt() {
     // interrupt is either marked before the start ends (the cell sees it)
     // or sent to the worker after.
     std::lock_guard lock(start_mutex_);
-    if (!start_result_) {
-      // A cell waiting for the worker to start is stopped before it runs:
-      // the user pressed stop on a cell that had not begun.
+    if (!start_result_ || restarting_) {
+      // A cell waiting for the worker to start (or for a dead one's
+      // replacement) is stopped before it runs: the user pressed stop on a
+      // cell that had not begun, and no worker is there to take a signal.
       interrupt_pending_ = true;
       return;
     }
@@ -213,7 +214,8 @@ void Interpreter::stop_worker() {
 
 void Interpreter::configure_impl() {}
 
-Status Interpreter::ensure_worker() {
+Status Interpreter::ensure_worker(bool& waited) {
+  waited = !start_finished();
   Status first = await_start();
   // No manager: the host itself could not be built (the store did not
   // open); that does not get better by retrying.
@@ -225,6 +227,7 @@ Status Interpreter::ensure_worker() {
     if (stopping_) return make_error(ErrorCode::kNotAlive, "the kernel is shutting down");
     restarting_ = true;
   }
+  waited = true;
   Status restarted = manager_->restart(settings_.init_timeout_s);
   std::string version = restarted ? language_version() : std::string();
   {
@@ -250,11 +253,11 @@ nl::json Interpreter::error_reply(int execution_counter, const std::string& enam
 nl::json Interpreter::execute_request_impl(int execution_counter, const std::string& code,
                                            bool silent, bool /*store_history*/,
                                            nl::json /*user_expressions*/, bool allow_stdin) {
-  // A cell that waits for the worker's start is the one an interrupt
-  // during the start stops (sent before or after it entered here); a cell
-  // that came after the start only clears what an idle press left.
-  const bool waited_for_the_start = !start_finished();
-  Status ready = ensure_worker();
+  // A cell that waits for the worker's start (or restart) is the one an
+  // interrupt during it stops (sent before or after it entered here); a
+  // cell that found its worker up only clears what an idle press left.
+  bool waited_for_the_start = false;
+  Status ready = ensure_worker(waited_for_the_start);
   if (take_pending_interrupt() && waited_for_the_start) {
     std::string message = "the cell was interrupted before the worker had started; it did not run";
     return error_reply(execution_counter, "KeyboardInterrupt", message,

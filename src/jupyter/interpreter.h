@@ -84,8 +84,13 @@ class Interpreter : public xeus::xinterpreter {
   void shutdown_request_impl() override;
 
   // A worker that died (a crash, an earlier cell's os._exit) is replaced
-  // before the next request; an error says why it could not be.
-  Status ensure_worker();
+  // before the next request; an error says why it could not be. `waited`
+  // says whether the request had to wait for a start or a restart.
+  Status ensure_worker(bool& waited);
+  Status ensure_worker() {
+    bool waited = false;
+    return ensure_worker(waited);
+  }
   nl::json error_reply(int execution_counter, const std::string& ename, const std::string& evalue,
                        std::vector<std::string> traceback, bool publish);
   std::optional<nl::json> ask_worker(nl::json request);
@@ -111,7 +116,7 @@ class Interpreter : public xeus::xinterpreter {
   std::optional<Status> start_result_;  // set once, by the starter thread
   bool stopping_ = false;
   bool restarting_ = false;         // a request is replacing a dead worker
-  bool interrupt_pending_ = false;  // an interrupt came while the first start ran
+  bool interrupt_pending_ = false;  // an interrupt came while a start or restart ran
   std::string reported_version_;    // what kernel_info says; the worker's once known
   // Set when a kernel_info was answered before the worker was up.
   std::atomic<bool> served_starting_banner_{false};

@@ -211,6 +211,37 @@ def test_an_interrupt_while_the_worker_starts_stops_the_waiting_cell(gated, how)
             km.shutdown_kernel(now=True)
 
 
+def test_an_interrupt_while_a_dead_worker_is_replaced_stops_the_waiting_cell(gated):
+    # The replacement starts through the same gated interpreter: the cell
+    # that asked for it waits at the gate, with no worker to signal.
+    with gated.applied():
+        km, kc = _start(gated)
+        try:
+            _open_gate(gated)
+            kc.wait_for_ready(timeout=30)
+            msg_id = kc.execute("import os\nos._exit(3)")
+            assert _reply_to(kc, msg_id)["ename"] == "KernelWorkerDied"
+            _outputs_until_idle(kc, msg_id)
+            msg_id = kc.execute("print('ran')\nmarker = 1")
+            _first_of(kc, msg_id)  # busy: the cell waits for the replacement
+            request = kc.session.msg("interrupt_request", {})
+            kc.control_channel.send(request)
+            reply = kc.get_control_msg(timeout=30)
+            assert reply["parent_header"]["msg_id"] == request["header"]["msg_id"]
+            _open_gate(gated)
+            outputs = _outputs_until_idle(kc, msg_id)
+            reply = _reply_to(kc, msg_id)
+            assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt", reply
+            assert stdout_of(outputs) == ""
+            msg_id = kc.execute("print('marker' in globals())")
+            outputs = _outputs_until_idle(kc, msg_id)
+            assert _reply_to(kc, msg_id)["status"] == "ok"
+            assert stdout_of(outputs) == "False\n"
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+
+
 def test_a_worker_that_cannot_start_is_an_error_reply_and_the_kernel_stays(environment, tmp_path):
     missing = tmp_path / "no-such-python"
     _respec(environment, missing)
