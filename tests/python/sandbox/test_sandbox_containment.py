@@ -187,6 +187,38 @@ def test_an_interpreter_right_under_the_temp_root_does_not_show_the_host_temp_di
         shutil.rmtree(secret_dir, ignore_errors=True)
 
 
+def test_a_symlinked_interpreter_in_the_home_runs_and_shows_nothing_beside_it(sandboxed):
+    # ~/<dir>/python -> the real interpreter: the link alone is bound, over
+    # the home's private tmpfs (so after it: mounted before, the tmpfs would
+    # hide it and the worker could not start), and its directory shows
+    # nothing else.
+    import shutil
+    import tempfile
+
+    home = os.path.realpath(os.path.expanduser("~"))
+    if not os.access(home, os.W_OK):
+        pytest.skip(f"the home {home} is not writable here")
+    runtime = tempfile.mkdtemp(prefix="o4s-home-link-", dir=home)
+    os.chmod(runtime, 0o755)
+    try:
+        python = os.path.join(runtime, "python")
+        os.symlink(os.path.realpath(sys.executable), python)
+        beside = os.path.join(runtime, "notes.txt")
+        with open(beside, "w") as handle:
+            handle.write("host home secret")
+        kernel = sandboxed(python=python)
+        result = kernel.execute(
+            "import os, sys\n"
+            f"print(sys.executable, sorted(os.listdir({runtime!r})))\n"
+            f"print(os.path.exists({beside!r}))"
+        )
+        assert result["error"] is None, result
+        assert result["stdout"] == f"{python} ['python']\nFalse\n", result
+        assert_usable(kernel)
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
 def test_a_venv_at_a_top_level_directory_keeps_its_packages(sandboxed):
     # /venv/bin/python (a common container layout): its prefix is a whole
     # top-level directory, shown because it is an interpreter's prefix, so
