@@ -194,9 +194,11 @@ class BubblewrapLaunch final : public PreparedLaunch {
 // entries (net.*) by the namespaces of the process that opens them, so the
 // sandbox still sees its own network namespace there.
 constexpr const char* kReadOnlyProcDirs[] = {"/proc/sys", "/proc/irq", "/proc/bus", "/proc/fs"};
-// Files that leak kernel memory, keys or timers, masked with /dev/null; and
-// the memory of bubblewrap's init, PID 1 inside: it runs as the worker's uid,
-// so without the mask a cell could rewrite it through /proc/1/mem.
+// Files that leak kernel memory, keys or timers, masked with /dev/null
+// whenever the sandbox's ids could open them (as /etc's secrets: a
+// root-only kpage* is already shut to any other uid by its mode); and the
+// memory of bubblewrap's init, PID 1 inside: it runs as the worker's uid, so
+// without the mask a cell could rewrite it through /proc/1/mem.
 constexpr const char* kMaskedProcFiles[] = {
     "/proc/kcore",      "/proc/keys",        "/proc/timer_list",   "/proc/kpagecount",
     "/proc/kpageflags", "/proc/kpagecgroup", "/proc/sysrq-trigger"};
@@ -207,14 +209,19 @@ bool exists(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
-void add_proc_hardening(BwrapCommand& command) {
+void add_proc_hardening(BwrapCommand& command, const HostReader& reader) {
   // bubblewrap would fail on a missing source or mask target; this host's
   // procfs has the same entries as the sandbox's.
   for (const char* dir : kReadOnlyProcDirs) {
     if (is_directory(dir)) command.add({Kind::kReadOnlyBind, dir, dir, std::nullopt});
   }
   for (const char* file : kMaskedProcFiles) {
-    if (exists(file)) command.add({Kind::kMaskFile, "", file, std::nullopt});
+    struct stat st {};
+    if (::lstat(file, &st) != 0) continue;
+    // procfs keeps no ACLs; its modes and owner are the whole check.
+    SecretEntry entry{{Kind::kMaskFile, "", file, std::nullopt}, st.st_uid, st.st_gid, false};
+    const bool others_may_open = (st.st_mode & (S_IROTH | S_IWOTH)) != 0;
+    if (others_may_open || may_read(entry, reader)) command.add(entry.mask);
   }
   for (const char* file : kInitMemory) command.add({Kind::kMaskFile, "", file, std::nullopt});
 }
@@ -236,7 +243,7 @@ BwrapCommand isolation_command(const std::string& bwrap_path, const SandboxSetti
   for (const auto& mask : masks_for(layout, reader)) command.add(mask);
   command.add({Kind::kDev, "", "/dev", std::nullopt});
   command.add({Kind::kProc, "", "/proc", std::nullopt});
-  add_proc_hardening(command);
+  add_proc_hardening(command, reader);
   command.add({Kind::kTmpfs, "", kPrivateTmp, settings.tmpfs_bytes});
   command.add({Kind::kTmpfs, "", "/dev/shm", settings.tmpfs_bytes});
   // Writes anywhere but the workspace and the private tmpfs mounts fail.

@@ -74,6 +74,37 @@ TEST(SystemLayoutTest, MergedUsrBecomesSymlinksAndSecretsInEtcAreMasked) {
   EXPECT_FALSE(has_op(ops, Kind::kMaskFile, "/etc/shadow"));
 }
 
+bool masks(const BwrapCommand& command, const std::string& target) {
+  auto argv = command.build({"/bin/true"});
+  if (!argv) return false;
+  const auto& a = argv.value();
+  for (std::size_t i = 0; i + 2 < a.size(); ++i) {
+    if (a[i] == "--ro-bind" && a[i + 1] == "/dev/null" && a[i + 2] == target) return true;
+  }
+  return false;
+}
+
+TEST(IsolationCommandTest, ProcLeaksAreMaskedForIdsTheirModesLetIn) {
+  struct stat keys {
+  }, kpage{};
+  if (::stat("/proc/keys", &keys) != 0 || ::stat("/proc/kpagecount", &kpage) != 0) {
+    GTEST_SKIP() << "this procfs has no /proc/keys or /proc/kpagecount";
+  }
+  if (!(keys.st_mode & S_IROTH) || (kpage.st_mode & (S_IROTH | S_IWOTH)) || kpage.st_uid != 0) {
+    GTEST_SKIP() << "this kernel's modes differ (keys world-readable, kpagecount root-only)";
+  }
+  const HostReader root{0, {0}};
+  const HostReader nobody{65534, {65534}};
+  auto as_root = isolation_command("/usr/bin/bwrap", SandboxSettings{}, root);
+  auto as_nobody = isolation_command("/usr/bin/bwrap", SandboxSettings{}, nobody);
+  EXPECT_TRUE(masks(as_root, "/proc/keys"));
+  EXPECT_TRUE(masks(as_root, "/proc/kpagecount"));
+  EXPECT_TRUE(masks(as_nobody, "/proc/keys"));         // its mode lets anyone read
+  EXPECT_FALSE(masks(as_nobody, "/proc/kpagecount"));  // root's alone: the mode guards it
+  // bubblewrap's init runs as the worker's uid, whoever that is.
+  EXPECT_TRUE(masks(as_nobody, "/proc/1/mem"));
+}
+
 // A POSIX access ACL granting `uid` read on top of `mode` (the kernel's xattr
 // layout: version 2, then tag/perm/id entries sorted by tag).
 bool grant_read_acl(const std::string& path, unsigned mode, std::uint32_t uid) {
