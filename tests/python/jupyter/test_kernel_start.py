@@ -175,6 +175,27 @@ def test_kernel_info_is_answered_while_the_worker_is_held_at_its_start(gated):
             km.shutdown_kernel(now=True)
 
 
+def _interrupt_by_message(kc):
+    # interrupt_reply comes after the kernel has taken it.
+    request = kc.session.msg("interrupt_request", {})
+    kc.control_channel.send(request)
+    reply = kc.get_control_msg(timeout=30)
+    assert reply["parent_header"]["msg_id"] == request["header"]["msg_id"]
+
+
+def _assert_stopped_before_it_ran(kc, msg_id):
+    """The cell `msg_id` (`print('ran')\\nmarker = 1`) is reported interrupted
+    and never ran; the kernel goes on, and the cell left nothing."""
+    outputs = _outputs_until_idle(kc, msg_id)
+    reply = _reply_to(kc, msg_id)
+    assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt", reply
+    assert stdout_of(outputs) == ""
+    msg_id = kc.execute("print('marker' in globals())")
+    outputs = _outputs_until_idle(kc, msg_id)
+    assert _reply_to(kc, msg_id)["status"] == "ok"
+    assert stdout_of(outputs) == "False\n"
+
+
 @pytest.mark.parametrize("how", ["message", "signal"])
 def test_an_interrupt_while_the_worker_starts_stops_the_waiting_cell(gated, how):
     if gated.sandbox_mode == "enforce" and how == "signal":
@@ -186,26 +207,14 @@ def test_an_interrupt_while_the_worker_starts_stops_the_waiting_cell(gated, how)
             msg_id = kc.execute("print('ran')\nmarker = 1")
             _first_of(kc, msg_id)  # busy: the cell waits for the worker
             if how == "message":
-                # interrupt_reply comes after the kernel has taken it.
-                request = kc.session.msg("interrupt_request", {})
-                kc.control_channel.send(request)
-                reply = kc.get_control_msg(timeout=30)
-                assert reply["parent_header"]["msg_id"] == request["header"]["msg_id"]
+                _interrupt_by_message(kc)
             else:
                 km.signal_kernel(signal.SIGINT)
                 _sigint_taken(km.provisioner.process.pid)
             # The interrupt is in before the worker may start: the held cell
             # is reported interrupted and never runs.
             _open_gate(gated)
-            outputs = _outputs_until_idle(kc, msg_id)
-            reply = _reply_to(kc, msg_id)
-            assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt", reply
-            assert stdout_of(outputs) == ""
-            # The kernel goes on, and the interrupted cell left nothing.
-            msg_id = kc.execute("print('marker' in globals())")
-            outputs = _outputs_until_idle(kc, msg_id)
-            assert _reply_to(kc, msg_id)["status"] == "ok"
-            assert stdout_of(outputs) == "False\n"
+            _assert_stopped_before_it_ran(kc, msg_id)
         finally:
             kc.stop_channels()
             km.shutdown_kernel(now=True)
@@ -224,19 +233,9 @@ def test_an_interrupt_while_a_dead_worker_is_replaced_stops_the_waiting_cell(gat
             _outputs_until_idle(kc, msg_id)
             msg_id = kc.execute("print('ran')\nmarker = 1")
             _first_of(kc, msg_id)  # busy: the cell waits for the replacement
-            request = kc.session.msg("interrupt_request", {})
-            kc.control_channel.send(request)
-            reply = kc.get_control_msg(timeout=30)
-            assert reply["parent_header"]["msg_id"] == request["header"]["msg_id"]
+            _interrupt_by_message(kc)
             _open_gate(gated)
-            outputs = _outputs_until_idle(kc, msg_id)
-            reply = _reply_to(kc, msg_id)
-            assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt", reply
-            assert stdout_of(outputs) == ""
-            msg_id = kc.execute("print('marker' in globals())")
-            outputs = _outputs_until_idle(kc, msg_id)
-            assert _reply_to(kc, msg_id)["status"] == "ok"
-            assert stdout_of(outputs) == "False\n"
+            _assert_stopped_before_it_ran(kc, msg_id)
         finally:
             kc.stop_channels()
             km.shutdown_kernel(now=True)

@@ -157,6 +157,18 @@ def test_namespace_mount_and_kernel_interfaces_are_denied(kernel):
     assert_usable(kernel)
 
 
+def _linked_interpreter(parent, prefix):
+    """A new directory in `parent` holding `python`, a symbolic link to the
+    real interpreter; returns (directory, link)."""
+    import tempfile
+
+    runtime = tempfile.mkdtemp(prefix=prefix, dir=parent)
+    os.chmod(runtime, 0o755)  # as an interpreter's directory is
+    python = os.path.join(runtime, "python")
+    os.symlink(os.path.realpath(sys.executable), python)
+    return runtime, python
+
+
 def test_an_interpreter_right_under_the_temp_root_does_not_show_the_host_temp_dir(sandboxed):
     # A worker interpreter at /tmp/<dir>/python: its install prefix would be
     # /tmp itself, and binding that read-only would show the cell every temp
@@ -167,12 +179,9 @@ def test_an_interpreter_right_under_the_temp_root_does_not_show_the_host_temp_di
     top = tempfile.gettempdir()
     if os.path.dirname(os.path.realpath(top)) != "/":
         pytest.skip(f"the temp root {top} is not a top-level directory")
-    runtime = tempfile.mkdtemp(prefix="o4s-shallow-python-", dir=top)
-    os.chmod(runtime, 0o755)  # as an interpreter's directory is
+    runtime, python = _linked_interpreter(top, "o4s-shallow-python-")
     secret_dir = tempfile.mkdtemp(prefix="o4s-host-temp-", dir=top)
     try:
-        python = os.path.join(runtime, "python")
-        os.symlink(os.path.realpath(sys.executable), python)
         secret = os.path.join(secret_dir, "secret.txt")
         with open(secret, "w") as handle:
             handle.write("host temp secret")
@@ -193,16 +202,12 @@ def test_a_symlinked_interpreter_in_the_home_runs_and_shows_nothing_beside_it(sa
     # hide it and the worker could not start), and its directory shows
     # nothing else.
     import shutil
-    import tempfile
 
     home = os.path.realpath(os.path.expanduser("~"))
     if not os.access(home, os.W_OK):
         pytest.skip(f"the home {home} is not writable here")
-    runtime = tempfile.mkdtemp(prefix="o4s-home-link-", dir=home)
-    os.chmod(runtime, 0o755)
+    runtime, python = _linked_interpreter(home, "o4s-home-link-")
     try:
-        python = os.path.join(runtime, "python")
-        os.symlink(os.path.realpath(sys.executable), python)
         beside = os.path.join(runtime, "notes.txt")
         with open(beside, "w") as handle:
             handle.write("host home secret")
