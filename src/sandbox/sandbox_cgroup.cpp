@@ -358,32 +358,28 @@ std::optional<std::string> SandboxCgroup::limit_hit() const {
 void SandboxCgroup::kill_all() const {
   std::set<std::string> unique;
   for (const auto& [controller, dir] : directories_) unique.insert(dir);
-  for (const auto& dir : unique) {
-    // cgroup v2 kills the whole cgroup atomically, forks in flight included.
-    if (exists(dir + "/cgroup.kill") && write_text(dir + "/cgroup.kill", "1")) continue;
-    // v1: kill what is listed until nothing is. Between the read and the
-    // kill a listed process could exit and its pid be reused; the window is
-    // microseconds and the pids are the sandbox's own, which cannot exit on
-    // their own while SIGKILLed siblings are reaped by the sandbox's init.
-    for (int round = 0; round < 50; ++round) {
-      auto listed = read_file(dir + "/cgroup.procs");
-      if (!listed || listed->find_first_of("0123456789") == std::string::npos) break;
-      for (const auto& line : split(*listed, '\n')) {
-        if (!line.empty()) ::kill(static_cast<pid_t>(std::stol(line)), SIGKILL);
-      }
-      std::this_thread::sleep_for(5ms);
-    }
-  }
-  // A process leaves cgroup.procs once it is past releasing its memory:
-  // when every list is empty, nothing of the sandbox runs any more (v2's
-  // cgroup.kill only sends the signals).
+  // Over once every list is empty: a process leaves cgroup.procs only past
+  // releasing its memory, so nothing of the sandbox runs any more.
   const auto deadline = std::chrono::steady_clock::now() + kKillSettle;
   for (const auto& dir : unique) {
+    // cgroup v2 kills the whole cgroup atomically, forks in flight included
+    // (it only sends the signals: the wait below is still needed).
+    const bool killed_at_once =
+        exists(dir + "/cgroup.kill") && write_text(dir + "/cgroup.kill", "1");
     for (;;) {
       auto listed = read_file(dir + "/cgroup.procs");
       if (!listed || listed->find_first_of("0123456789") == std::string::npos) break;
       if (std::chrono::steady_clock::now() >= deadline) return;
-      std::this_thread::sleep_for(2ms);
+      // v1: kill what is listed until nothing is. Between the read and the
+      // kill a listed process could exit and its pid be reused; the window
+      // is microseconds and the pids are the sandbox's own, which cannot
+      // exit on their own while SIGKILLed siblings are reaped by its init.
+      if (!killed_at_once) {
+        for (const auto& line : split(*listed, '\n')) {
+          if (!line.empty()) ::kill(static_cast<pid_t>(std::stol(line)), SIGKILL);
+        }
+      }
+      std::this_thread::sleep_for(killed_at_once ? 2ms : 5ms);
     }
   }
 }
