@@ -30,7 +30,6 @@ if __name__ == "__main__":
     sys.exit(_worker.main())
 
 import _signal
-import signal
 import threading
 
 from openai4s.kernel.runtime import channel, figures, protocol
@@ -80,20 +79,14 @@ def _sigint_swallow(signum, frame):
     return None
 
 
-# signal.signal wraps _signal.signal to turn the previous handler into an
-# enum, which for a Python handler costs a raised-and-caught ValueError: two
-# per Cell. The wrapper is skipped only while it is the module's attribute,
-# so a replaced signal.signal (tests do that) is still the one called.
-_STOCK_SIGNAL = signal.signal
+# _signal, not signal: signal.signal turns the previous handler into an enum
+# (for a Python handler, a raised-and-caught ValueError, twice per Cell), and
+# importing signal brings enum, a few milliseconds of every worker's start.
 _raw_signal = _signal.signal
 
 
 def _set_sigint(handler):
-    setter = signal.signal
-    if setter is _STOCK_SIGNAL:
-        _raw_signal(_signal.SIGINT, handler)
-    else:
-        setter(signal.SIGINT, handler)
+    _raw_signal(_signal.SIGINT, handler)
 
 
 def _disarm_sigint():

@@ -63,6 +63,26 @@ def test_a_last_expression_is_echoed_but_not_none_or_statements(worker):
     assert worker.execute("'a' + 'b'")[0]["stdout"] == "'ab'\n"
 
 
+def test_earlier_cells_sources_are_there_when_linecache_is_first_imported(worker):
+    worker.execute("def shout(text):\n    return text.upper()\n")
+    response, _ = worker.execute(
+        "import sys\n"
+        "print('linecache' in sys.modules)\n"
+        "import inspect\n"
+        "print(inspect.getsource(shout), end='')"
+    )
+    assert response["error"] is None, response["error"]
+    # The first line pins the path under test: linecache was not imported
+    # until this Cell, and still knows the earlier Cell's source.
+    assert response["stdout"] == "False\ndef shout(text):\n    return text.upper()\n"
+
+
+def test_a_cell_that_replaces_linecache_breaks_only_its_own_source_lines(worker):
+    worker.execute("import sys\nsys.modules['linecache'] = 42")
+    response, _ = worker.execute("print('still runs')")
+    assert response["error"] is None and response["stdout"] == "still runs\n"
+
+
 def test_an_error_reports_the_traceback_and_the_cells_line(worker):
     response, _ = worker.execute("a = 1\nb = 2\nraise ValueError('boom')")
     assert response["error"].startswith("Traceback (most recent call last):\n")

@@ -39,6 +39,36 @@ def test_start_up_is_close_to_a_bare_interpreter(tmp_path):
     assert min(ready) < 4 * min(bare), (bare, ready)
 
 
+#: Stdlib modules a first Cell does not need, each a measurable share of a
+#: worker's start (re and enum alone are several milliseconds); the worker
+#: loads them when a Cell or a rare path first uses them.
+NOT_AT_START = {
+    "ast",
+    "base64",
+    "codeop",
+    "enum",
+    "getpass",
+    "inspect",
+    "json",
+    "linecache",
+    "re",
+    "signal",
+    "tokenize",
+    "typing",
+}
+
+
+def test_a_first_cell_runs_without_the_stdlib_modules_it_does_not_need(worker, tmp_path):
+    listing = "import sys; print(' '.join(sorted(sys.modules)))"
+    bare = subprocess.run(
+        [PYTHON, "-c", listing], env=worker.env, capture_output=True, text=True, check=True
+    )
+    response, _ = worker.execute(listing)
+    assert response["error"] is None, response["error"]
+    added = set(response["stdout"].split()) - set(bare.stdout.split())
+    assert not added & NOT_AT_START, sorted(added & NOT_AT_START)
+
+
 def test_reading_many_small_files_costs_little_more_than_plain_python(worker, tmp_path):
     (tmp_path / "files").mkdir()
     for i in range(2000):

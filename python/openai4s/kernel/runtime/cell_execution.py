@@ -9,10 +9,9 @@ The frame writer and the SIGINT discipline are the entry point's
 # unparser on top (about 2 ms of every kernel's start, for isinstance checks
 # and two constructors).
 import _ast
-import linecache
 import sys
 
-from openai4s.kernel.runtime import display, displayhook, figures, protocol
+from openai4s.kernel.runtime import display, displayhook, figures, import_watch, protocol
 from openai4s.kernel.runtime.capture import BoundedBuffer, StreamingStdout, cap_text
 from openai4s.kernel.runtime.guards import CellGuards
 from openai4s.kernel.runtime.spill import SpillFile
@@ -20,6 +19,16 @@ from openai4s.kernel.runtime.tracebacks import cell_location, format_bounded, sk
 from openai4s.kernel.runtime.usage import CellClock
 
 _LINECACHE_CELLS = 128
+
+
+def _linecache_dict():
+    """linecache's cache if linecache is imported; a Cell that replaced the
+    module with something else only loses its own tracebacks' lines."""
+    try:
+        cache = sys.modules["linecache"].cache
+    except Exception:
+        return None
+    return cache if type(cache) is dict else None
 
 
 class CellExecution:
@@ -40,7 +49,12 @@ class CellExecution:
         self._cell_seq = 0
         #: The last Cell's (id, captured stdout), kept for stdout_request.
         self.last_stdout = None
-        self._cell_tags = []
+        #: The last Cells' linecache entries, oldest first, so tracebacks and
+        #: inspect.getsource show Cell code. linecache itself (with tokenize
+        #: and re) is imported only when something reads it; it gets these
+        #: entries at that import.
+        self._cell_sources = {}
+        import_watch.when_imported("linecache", self._publish_sources)
         self._legacy_seen = 0
         #: The last Cell's stdout/stderr, whose spill files are completed
         #: only after its response is sent.
@@ -213,11 +227,19 @@ class CellExecution:
         if isinstance(code, str):
             lines = [line + "\n" for line in code.split("\n")]
             # mtime None: checkcache never discards a source with no file.
-            linecache.cache[tag] = (len(code), None, lines, tag)
-            self._cell_tags.append(tag)
-            while len(self._cell_tags) > _LINECACHE_CELLS:
-                linecache.cache.pop(self._cell_tags.pop(0), None)
+            self._cell_sources[tag] = (len(code), None, lines, tag)
+            cache = _linecache_dict()
+            if cache is not None:
+                cache[tag] = self._cell_sources[tag]
+            while len(self._cell_sources) > _LINECACHE_CELLS:
+                oldest = next(iter(self._cell_sources))
+                del self._cell_sources[oldest]
+                if cache is not None:
+                    cache.pop(oldest, None)
         return tag
+
+    def _publish_sources(self, linecache):
+        linecache.cache.update(self._cell_sources)
 
 
 #: Up to this size a cell without a shown value compiles from its parsed tree.

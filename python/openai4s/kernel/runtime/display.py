@@ -15,9 +15,10 @@ Cell's stderr, never the Cell or the worker. Bundles are bounded in size.
 Importable inside a Cell: ``from openai4s.kernel.runtime.display import display``.
 """
 
-import json
 import os
 import sys
+
+from openai4s.kernel.runtime import wire_json
 
 __all__ = [
     "display",
@@ -153,9 +154,9 @@ def _encode_value(mime, value):
         raise TypeError(f"returned {type(value).__name__}, expected bytes")
     if mime == "application/json" or mime.endswith("+json"):
         if isinstance(value, (str, bytes)):
-            value = json.loads(value)
+            value = wire_json.decode(value)
         # A round trip: only plain JSON survives (no NaN, no custom objects).
-        return json.loads(json.dumps(value, allow_nan=False))
+        return wire_json.decode(wire_json.encode(value))
     if isinstance(value, (bytes, bytearray)):
         return bytes(value).decode("utf-8", "replace")
     if isinstance(value, str):
@@ -167,7 +168,9 @@ def _size(value):
     if isinstance(value, str):
         return len(value)
     try:
-        return len(json.dumps(value))
+        return len(
+            wire_json.encode(value, ensure_ascii=True, separators=(", ", ": "), allow_nan=True)
+        )
     except Exception:
         return MAX_BUNDLE_BYTES + 1
 
@@ -201,7 +204,7 @@ def _accept(data, metadata, mime, value, md, owner, budget):
     data[mime] = encoded
     if isinstance(md, dict) and md:
         try:
-            metadata[mime] = json.loads(json.dumps(md, allow_nan=False))
+            metadata[mime] = wire_json.decode(wire_json.encode(md))
         except (TypeError, ValueError):
             pass
     return budget - size

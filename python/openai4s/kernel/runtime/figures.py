@@ -1,18 +1,18 @@
 """matplotlib figures as PNG displays, as notebook inline backends do.
 
 The worker forces the headless Agg backend (MPLBACKEND=Agg, which its
-subprocesses inherit, harmlessly). When a Cell imports matplotlib, a
-one-shot import hook points its backend at ``mpl_inline`` (Agg rendering,
-plus a ``show()`` that displays); at the end of every Cell the figures
-pyplot still holds are displayed and closed, so the next Cell starts with
-none (unless the Cell chose another backend itself). Nothing here imports matplotlib: a Cell that never uses it pays
-nothing.
+subprocesses inherit, harmlessly). When a Cell imports matplotlib,
+``import_watch`` points its backend at ``mpl_inline`` (Agg rendering, plus
+a ``show()`` that displays); at the end of every Cell the figures pyplot
+still holds are displayed and closed, so the next Cell starts with none
+(unless the Cell chose another backend itself). Nothing here imports
+matplotlib: a Cell that never uses it pays nothing.
 """
 
 import io
 import sys
 
-from openai4s.kernel.runtime import display
+from openai4s.kernel.runtime import display, import_watch
 
 INLINE_BACKEND = "module://openai4s.kernel.mpl_inline"
 
@@ -22,50 +22,6 @@ def force_headless(environ):
     environ["MPLBACKEND"] = "Agg"
 
 
-class _MatplotlibImportHook:
-    """After ``import matplotlib`` runs, select the inline backend.
-
-    A meta path finder by shape (``find_spec``), not by subclassing
-    ``importlib.abc.MetaPathFinder``: importing that module costs a fresh
-    worker about 20 ms (it pulls in importlib.resources and tempfile)."""
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname != "matplotlib":
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None:
-                break
-        else:
-            return None
-        loader = spec.loader
-        if loader is None or not hasattr(loader, "exec_module"):
-            return spec
-        original = loader.exec_module
-
-        def exec_module(module):
-            original(module)
-            _select_inline(module)
-
-        # A per-spec loader proxy: the real loader is shared by other specs.
-        spec.loader = _LoaderProxy(loader, exec_module)
-        return spec
-
-
-class _LoaderProxy:
-    def __init__(self, loader, exec_module):
-        self._loader = loader
-        self.exec_module = exec_module
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def __getattr__(self, name):
-        return getattr(self._loader, name)
-
-
 def _select_inline(matplotlib):
     try:
         matplotlib.rcParams["backend"] = INLINE_BACKEND
@@ -73,17 +29,9 @@ def _select_inline(matplotlib):
         display._note(f"matplotlib inline backend unavailable ({exc}); using Agg")
 
 
-_hook = _MatplotlibImportHook()
-
-
 def install():
-    """Arm the import hook (or select the backend now, if already imported)."""
-    module = sys.modules.get("matplotlib")
-    if module is not None:
-        _select_inline(module)
-        return
-    if _hook not in sys.meta_path:
-        sys.meta_path.insert(0, _hook)
+    """Select the backend now if matplotlib is imported, else at its import."""
+    import_watch.when_imported("matplotlib", _select_inline)
 
 
 def _figure_managers():

@@ -6,10 +6,9 @@ answers ``initialized``. Anything else is refused with one
 ``initialization_error`` frame and the worker exits.
 """
 
-import json
 import os
 
-from openai4s.kernel.runtime import channel
+from openai4s.kernel.runtime import channel, wire_json
 from openai4s.kernel.runtime.files_read import ReadObserver
 
 
@@ -29,7 +28,7 @@ def handshake(write_frame, emit_frame, log, cell_identity):
     if not line:
         return None
     try:
-        frame = json.loads(line)
+        frame = wire_json.decode(line)
     except (ValueError, RecursionError):
         return None
     if not isinstance(frame, dict):

@@ -1,14 +1,12 @@
 """The worker's raw ``host_call``: one synchronous RPC over the protocol pipe."""
 
-import json
 import threading
 import time
 
+from openai4s.kernel.runtime import wire_json
 from openai4s.kernel.runtime.protocol import DISCARD_BUDGET, HOST_CALL_WIRE_CAP, dumps
 
-# Bound once: the module-level json.loads is wrapped by provenance (for Cell
-# code's lineage), a per-call cost the host's own answers never need.
-_decode = json.JSONDecoder().decode
+_decode = wire_json.decode
 
 #: Frames only the main loop may consume.
 _REQUESTS = frozenset({"execute", "inspect_variables", "shutdown", "complete", "inspect"})

@@ -7,10 +7,11 @@ base ``type`` descriptor, and only exact builtin types are looked inside.
 """
 
 import collections
-import json
 import math
 import sys
 import types
+
+from openai4s.kernel.runtime import wire_json
 
 SAMPLE_ITEMS = 12
 PREVIEW_CHARS = 240
@@ -189,7 +190,7 @@ def _describe_container(entry: dict, value, cls, shape) -> dict:
 
 
 def _json(value) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return wire_json.encode(value, separators=(", ", ": "), allow_nan=True)
 
 
 def _sized(cls) -> bool:

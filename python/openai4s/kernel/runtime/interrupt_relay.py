@@ -25,9 +25,9 @@ a later cell that nobody interrupted. Two facts keep it in its place:
   fired): a cell that ended, or an idle worker, never gets a re-sent signal.
 """
 
+import _signal
 import os
 import select
-import signal
 import threading
 import time
 
@@ -65,7 +65,7 @@ class InterruptRelay:
         self._read_fd, write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         # Must run on the main thread; a cell may replace it later (asyncio
         # does), which only returns us to CPython's own behaviour.
-        signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+        _signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
         self._write_fd = write_fd
         thread = threading.Thread(target=self._run, name="openai4s-interrupt-relay", daemon=True)
         thread.start()
@@ -73,8 +73,8 @@ class InterruptRelay:
     def _run(self):
         # Process-directed SIGINTs must land on the main thread (or a cell's
         # thread), never here, where no Python handler can run.
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        sigint = signal.SIGINT.to_bytes(1, "little")
+        _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGINT})
+        sigint = _signal.SIGINT.to_bytes(1, "little")
         while True:
             # In this order: a byte that arrives after the drain was written
             # after the sample, so its handler (if it runs) moves the count.
@@ -105,7 +105,7 @@ class InterruptRelay:
             if not sleeping:
                 continue
             try:
-                signal.pthread_kill(self._main_ident, signal.SIGINT)
+                _signal.pthread_kill(self._main_ident, _signal.SIGINT)
             except (OSError, ValueError):
                 return
 

@@ -1,20 +1,17 @@
 """Lineage wrappers for numpy, pandas and matplotlib, applied without
 importing any of them.
 
-A module already imported is wrapped at install. Otherwise one finder at the
-front of ``sys.meta_path`` waits for it: for the watched names only, it
-resolves the spec through the finders behind it and swaps in a loader that
-runs the real one (restoring it on the module and spec before the body runs)
-and then applies the wrapper. That covers "import, plot and save in one
-Cell" as well as an import in an earlier Cell. A module whose loader cannot
-be wrapped imports normally, untracked.
+A module already imported is wrapped at install; otherwise ``import_watch``
+wraps it right after its first import. That covers "import, plot and save in
+one Cell" as well as an import in an earlier Cell. A module whose loader
+cannot be wrapped imports normally, untracked.
 """
 
 import functools
 import os
 import sys
 
-from openai4s.kernel.runtime import provenance_tags
+from openai4s.kernel.runtime import import_watch, provenance_tags
 
 _WRAPPED = "_openai4s_wrapped"
 _READER_SOURCE_KEYWORDS = ("filepath_or_buffer", "path", "file", "path_or_buf", "io")
@@ -158,87 +155,12 @@ def _unwrap_all() -> None:
 _TARGETS = {"numpy": _numpy, "pandas": _pandas, "matplotlib.figure": _matplotlib_figure}
 
 
-class _WrappingLoader:
-    """Runs the real loader, then applies the lineage wrapper."""
-
-    def __init__(self, real, spec, wrap) -> None:
-        self._real = real
-        self._spec = spec
-        self._wrap = wrap
-
-    def create_module(self, spec):
-        create = getattr(self._real, "create_module", None)
-        return create(spec) if create is not None else None
-
-    def exec_module(self, module) -> None:
-        # The module must look exactly as if imported normally (reload and
-        # introspection use these), so the real loader goes back first.
-        self._spec.loader = self._real
-        try:
-            module.__loader__ = self._real
-        except Exception:
-            pass
-        self._real.exec_module(module)
-        try:
-            self._wrap(module)
-        except Exception:
-            pass
-
-
-class _LineageFinder:
-    """Watches for the first import of the modules in ``_TARGETS``."""
-
-    _openai4s_lineage_finder = True
-
-    def __init__(self) -> None:
-        self.pending = {}
-
-    def find_spec(self, fullname, path=None, target=None):
-        wrap = self.pending.get(fullname)
-        if wrap is None:
-            return None
-        spec = self._spec_behind(fullname, path, target)
-        if spec is None:
-            return None
-        loader = spec.loader
-        if loader is None or not hasattr(loader, "exec_module"):
-            return spec
-        self.pending.pop(fullname, None)
-        spec.loader = _WrappingLoader(loader, spec, wrap)
-        return spec
-
-    def _spec_behind(self, fullname, path, target):
-        finders = sys.meta_path
-        try:
-            start = finders.index(self) + 1
-        except ValueError:
-            start = 0
-        for finder in finders[start:]:
-            find = getattr(finder, "find_spec", None)
-            if find is None:
-                continue
-            spec = find(fullname, path, target)
-            if spec is not None:
-                return spec
-        return None
-
-
-_finder = _LineageFinder()
-
-
 def install() -> None:
     for name, wrap in _TARGETS.items():
-        module = sys.modules.get(name)
-        if module is not None:
-            wrap(module)
-        else:
-            _finder.pending[name] = wrap
-    if _finder.pending and _finder not in sys.meta_path:
-        sys.meta_path.insert(0, _finder)
+        import_watch.when_imported(name, wrap)
 
 
 def uninstall() -> None:
-    _finder.pending.clear()
-    while _finder in sys.meta_path:
-        sys.meta_path.remove(_finder)
+    for name, wrap in _TARGETS.items():
+        import_watch.forget(name, wrap)
     _unwrap_all()

@@ -18,10 +18,10 @@ The protocol pipe is never one of these descriptors (channel.py moved it
 off fds 0/1 before this module runs), so nothing here can touch the wire.
 """
 
+import _signal
 import codecs
 import os
 import select
-import signal
 import sys
 import threading
 
@@ -133,7 +133,7 @@ class NativeOutput:
 
     def _pump(self) -> None:
         # A process-directed SIGINT must go to the main thread, not here.
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGINT})
         poll = select.poll()
         for fd in self._reads:
             poll.register(fd, select.POLLIN)

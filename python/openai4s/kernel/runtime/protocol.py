@@ -4,7 +4,7 @@ Only the worker imports this module; the host reads the same numbers from the
 C++ core. Keep it import-light: it is on the worker's start-up path.
 """
 
-import json
+from openai4s.kernel.runtime import wire_json
 
 #: Bound on each text field the worker reports (stdout, stderr, error).
 MAX_OUTPUT_CHARS = 1_000_000
@@ -28,12 +28,10 @@ DISCARD_BUDGET = 8
 TRUNCATION_MARKER = f"\n...(truncated at {MAX_OUTPUT_CHARS} characters)"
 
 
-# One encoder for every frame: json.dumps with non-default options builds a
-# new encoder per call, a measurable share of a small stdout chunk.
 #: One frame's JSON text: raw non-ASCII, no NaN/Infinity (not JSON).
-dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+dumps = wire_json.encode
 #: A str as a JSON string literal, non-ASCII raw.
-json_string = json.encoder.encode_basestring
+json_string = wire_json.encode_string
 
 # Bytes that JSON needs escaped, other than the three handled in bulk below:
 # a translate() through this table turns each into 0 and everything else

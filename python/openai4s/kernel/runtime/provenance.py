@@ -23,10 +23,10 @@ API Cells import (``openai4s.kernel.provenance`` is this module).
 """
 
 import builtins
-import json
 import os
+import sys
 
-from openai4s.kernel.runtime import lineage_hooks, provenance_files
+from openai4s.kernel.runtime import import_watch, lineage_hooks, provenance_files
 from openai4s.kernel.runtime.provenance_tags import (  # noqa: F401  (the API)
     TaggedBytes,
     TaggedStr,
@@ -74,6 +74,23 @@ def _make_loads(real_loads):
     return loads
 
 
+def _wrap_json_loads(json) -> None:
+    # json is wrapped when a Cell (or a library) first imports it, not at
+    # install: the worker itself never imports json (see wire_json).
+    if getattr(json.loads, "_openai4s_wrapped", None) is None:
+        state.real_loads = json.loads
+        json.loads = _make_loads(json.loads)
+
+
+def _unwrap_json_loads() -> None:
+    import_watch.forget("json", _wrap_json_loads)
+    json = sys.modules.get("json")
+    if json is not None and state.real_loads is not None:
+        if getattr(json.loads, "_openai4s_wrapped", None) is state.real_loads:
+            json.loads = state.real_loads
+    state.real_loads = None
+
+
 def install(host_call) -> None:
     """Install the hooks once; every call updates the RPC callable."""
     state.host_call = host_call
@@ -81,9 +98,8 @@ def install(host_call) -> None:
         return
     state.root = os.getcwd()
     state.real_open = builtins.open
-    state.real_loads = json.loads
     builtins.open = provenance_files.make_open(builtins.open, is_off)
-    json.loads = _make_loads(json.loads)
+    import_watch.when_imported("json", _wrap_json_loads)
 
     lineage_hooks.install()
     state.installed = True
@@ -93,7 +109,7 @@ def uninstall() -> None:
     if not state.installed:
         return
     builtins.open = state.real_open
-    json.loads = state.real_loads
+    _unwrap_json_loads()
     lineage_hooks.uninstall()
     state.installed = False
     state.host_call = None

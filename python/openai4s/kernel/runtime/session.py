@@ -3,9 +3,8 @@ and answers each with one frame (a Cell's response, a variables listing, a
 completion, ...), until ``shutdown`` or the end of protocol IN."""
 
 import builtins
-import json
 
-from openai4s.kernel.runtime import channel, display
+from openai4s.kernel.runtime import channel, display, wire_json
 from openai4s.kernel.runtime.cell_execution import CellExecution, response_line
 from openai4s.kernel.runtime.cell_namespace import CellNamespace
 from openai4s.kernel.runtime.host_rpc import HostChannel
@@ -76,9 +75,9 @@ class Session:
             if not line.strip():
                 continue
             try:
-                request = json.loads(line)
+                request = wire_json.decode(line)
             except (ValueError, RecursionError):
-                # RecursionError: a line nested deeper than json's C stack
+                # RecursionError: a line nested deeper than the C scanner
                 # allows is malformed input, not the end of the worker.
                 wire.write_frame(_INVALID_JSON_RESPONSE)
                 continue

@@ -18,7 +18,6 @@ kernel may briefly not find it.
 """
 
 import os
-import re
 import threading
 import time
 
@@ -28,7 +27,7 @@ from openai4s.kernel.runtime.forks import in_forked_child
 SPILL_DIR = ".openai4s/outputs"
 #: Longest cell-id part of a file name; longer ids keep a prefix and a hash.
 _MAX_NAME_CHARS = 64
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 #: Spill files kept per workspace: a new one removes the oldest beyond this,
 #: so repeated floods (fresh cell ids each time) do not pile up.
 MAX_SPILL_FILES = 16
@@ -53,7 +52,9 @@ _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW
 def safe_name(cell_id) -> str:
     """A file-name stem for ``cell_id``: distinct ids get distinct stems."""
     raw = str(cell_id)
-    name = _UNSAFE.sub("_", raw).lstrip(".")
+    # Character by character, not re.sub: re (and enum with it) is not
+    # imported at the worker's start; an id is a few dozen characters.
+    name = "".join(c if c in _SAFE else "_" for c in raw).lstrip(".")
     if name != raw or len(name) > _MAX_NAME_CHARS or not name:
         # Rewritten ids could collide ("a/b" and "a_b"); the hash keeps them
         # apart. Imported here: rare, and off the worker's start-up path.

@@ -11,6 +11,8 @@ a late reply is then just a frame the next reader skips.
 
 import sys
 
+from openai4s.kernel.runtime import import_watch
+
 from openai4s.kernel.runtime.protocol import DISCARD_BUDGET
 
 #: The longest prompt sent (a prompt is a label, not a payload).
@@ -125,9 +127,11 @@ def make_getpass(channel):
 def install(channel, builtins_module):
     """Replace ``input`` and ``getpass.getpass`` for Cells."""
     builtins_module.input = make_input(channel)
-    try:
-        import getpass as getpass_module
+    replacement = make_getpass(channel)
 
-        getpass_module.getpass = make_getpass(channel)
-    except Exception:
-        pass
+    def replace_getpass(getpass_module):
+        getpass_module.getpass = replacement
+
+    # At getpass's import, not now: it brings termios, and most Cells never
+    # ask for a password.
+    import_watch.when_imported("getpass", replace_getpass)

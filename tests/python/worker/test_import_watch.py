@@ -1,0 +1,80 @@
+"""import_watch: a callback on a module's first import, never an import itself."""
+
+import sys
+
+import pytest
+
+from openai4s.kernel.runtime import import_watch
+
+
+@pytest.fixture
+def module_dir(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    # Alone with the watch: whatever this process watched before comes back.
+    earlier = dict(import_watch._watch.pending)
+    import_watch._watch.pending.clear()
+    import_watch._leave_meta_path()
+    yield tmp_path
+    for name in [name for name in sys.modules if name.startswith("watched_")]:
+        del sys.modules[name]
+    import_watch._watch.pending.clear()
+    import_watch._leave_meta_path()
+    for name, callbacks in earlier.items():
+        for callback in callbacks:
+            import_watch.when_imported(name, callback)
+
+
+def _watching():
+    return import_watch._watch in sys.meta_path
+
+
+def test_the_callback_runs_after_the_body_and_the_finder_then_leaves(module_dir):
+    (module_dir / "watched_a.py").write_text("value = 1\n")
+    seen = []
+    import_watch.when_imported("watched_a", lambda module: seen.append(module.value))
+    assert seen == [] and "watched_a" not in sys.modules and _watching()
+    import watched_a
+
+    assert seen == [1]
+    # The module looks as if imported normally.
+    assert type(watched_a.__loader__).__name__ == "SourceFileLoader"
+    assert watched_a.__spec__.loader is watched_a.__loader__
+    assert not _watching()
+
+
+def test_an_imported_module_gets_the_callback_at_once(module_dir):
+    (module_dir / "watched_b.py").write_text("value = 2\n")
+    import watched_b  # noqa: F401
+
+    seen = []
+    import_watch.when_imported("watched_b", lambda module: seen.append(module.value))
+    assert seen == [2] and not _watching()
+
+
+def test_a_failing_callback_never_breaks_the_import(module_dir):
+    (module_dir / "watched_c.py").write_text("value = 3\n")
+    seen = []
+
+    def broken(module):
+        raise RuntimeError("adjusting failed")
+
+    import_watch.when_imported("watched_c", broken)
+    import_watch.when_imported("watched_c", lambda module: seen.append(module.value))
+    import watched_c
+
+    assert watched_c.value == 3 and seen == [3]
+
+
+def test_a_forgotten_callback_does_not_run(module_dir):
+    (module_dir / "watched_d.py").write_text("value = 4\n")
+    seen = []
+
+    def record(module):
+        seen.append(module.value)
+
+    import_watch.when_imported("watched_d", record)
+    import_watch.forget("watched_d", record)
+    assert not _watching()
+    import watched_d  # noqa: F401
+
+    assert seen == []
