@@ -32,7 +32,7 @@ if __name__ == "__main__":
 import _signal
 import threading
 
-from openai4s.kernel.runtime import channel, figures, protocol
+from openai4s.kernel.runtime import channel, figures, import_watch, protocol
 from openai4s.kernel.runtime.files_read import _workspace_relative_read_path
 from openai4s.kernel.runtime.handshake import handshake
 from openai4s.kernel.runtime.session import Session
@@ -82,11 +82,35 @@ def _sigint_swallow(signum, frame):
 # _signal, not signal: signal.signal turns the previous handler into an enum
 # (for a Python handler, a raised-and-caught ValueError, twice per Cell), and
 # importing signal brings enum, a few milliseconds of every worker's start.
+# A replaced signal.signal (the acceptance suite patches ``worker.signal``'s)
+# is still the one called; only the stock one is skipped.
 _raw_signal = _signal.signal
+#: signal.signal as the signal module defined it, once signal is imported.
+_stock_signal = [None]
+
+
+def _record_stock_signal(module):
+    _stock_signal[0] = module.signal
+
+
+import_watch.when_imported("signal", _record_stock_signal)
+
+
+def __getattr__(name):
+    # ``worker.signal`` is the signal module, imported when asked for.
+    if name == "signal":
+        import signal
+
+        return signal
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _set_sigint(handler):
-    _raw_signal(_signal.SIGINT, handler)
+    setter = getattr(sys.modules.get("signal"), "signal", None)
+    if setter is None or setter is _stock_signal[0]:
+        _raw_signal(_signal.SIGINT, handler)
+    else:
+        setter(_signal.SIGINT, handler)
 
 
 def _disarm_sigint():

@@ -151,9 +151,9 @@ def test_importing_the_module_has_no_side_effects(tmp_path):
         "before = (signal.getsignal(signal.SIGINT), sorted(os.listdir('/proc/self/fd')))\n"
         "import openai4s.kernel.worker as w\n"
         "after = (signal.getsignal(signal.SIGINT), sorted(os.listdir('/proc/self/fd')))\n"
-        "print(before == after, hasattr(sys, '_openai4s_protocol_stdin'))\n"
+        "print(before == after, hasattr(sys, '_openai4s_protocol_stdin'), w.signal is signal)\n"
     )
     out = subprocess.run(
         [PYTHON, "-c", probe], env=worker_env(tmp_path), capture_output=True, text=True
     )
-    assert out.stdout.strip() == "True False", out.stderr
+    assert out.stdout.strip() == "True False True", out.stderr

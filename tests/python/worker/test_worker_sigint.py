@@ -133,7 +133,7 @@ def installed(monkeypatch):
         previous, record["handler"] = record["handler"], handler
         return previous
 
-    monkeypatch.setattr(worker_mod, "_raw_signal", fake_signal)
+    monkeypatch.setattr(worker_mod.signal, "signal", fake_signal)
     cells = (worker_mod._in_user_code, worker_mod._sigint_delivered, worker_mod._sigint_pending)
     for cell in cells:
         cell[0] = False
@@ -179,7 +179,7 @@ def test_arming_failure_is_announced(monkeypatch):
     def refuse(*_args):
         raise OSError("no signals here")
 
-    monkeypatch.setattr(worker_mod, "_raw_signal", refuse)
+    monkeypatch.setattr(worker_mod.signal, "signal", refuse)
     assert worker_mod._arm_sigint() is False
     assert frames == [
         {

@@ -18,12 +18,21 @@ import sys
 
 
 class _WatchingLoader:
-    """Runs the real loader, then each callback on the new module."""
+    """Runs the real loader, then the callbacks still waiting for the module.
 
-    def __init__(self, real, spec, callbacks) -> None:
+    Everything else (``get_data``, ``get_code``, ...) is the real loader's:
+    ``pkgutil`` and ``runpy`` ask a spec's loader for more than a body."""
+
+    def __init__(self, real, spec) -> None:
         self._real = real
         self._spec = spec
-        self._callbacks = callbacks
+
+    def __getattr__(self, name):
+        # Through __dict__: a half-built copy must not recurse into here.
+        real = self.__dict__.get("_real")
+        if real is None:
+            raise AttributeError(name)
+        return getattr(real, name)
 
     def create_module(self, spec):
         create = getattr(self._real, "create_module", None)
@@ -38,7 +47,10 @@ class _WatchingLoader:
         except Exception:
             pass
         self._real.exec_module(module)
-        for callback in self._callbacks:
+        # Only a body that ran uses the watch up: a spec looked up and never
+        # loaded (importlib.util.find_spec), or an import that failed, leaves
+        # the callbacks waiting for the next import.
+        for callback in _watch.pending.pop(self._spec.name, ()):
             try:
                 callback(module)
             except Exception:
@@ -46,7 +58,12 @@ class _WatchingLoader:
 
 
 class _ImportWatch:
-    """Waits for the first import of each watched name."""
+    """Waits for the first import of each watched name.
+
+    Once in ``sys.meta_path`` it stays there: the import system walks that
+    list live, and a finder that removed itself in one thread's import could
+    make another thread's import skip a finder. Idle, it costs one dict
+    lookup per import."""
 
     _openai4s_import_watch = True
 
@@ -54,8 +71,7 @@ class _ImportWatch:
         self.pending = {}
 
     def find_spec(self, fullname, path=None, target=None):
-        callbacks = self.pending.get(fullname)
-        if callbacks is None:
+        if fullname not in self.pending:
             return None
         spec = self._spec_behind(fullname, path, target)
         if spec is None:
@@ -63,10 +79,7 @@ class _ImportWatch:
         loader = spec.loader
         if loader is None or not hasattr(loader, "exec_module"):
             return spec
-        del self.pending[fullname]
-        spec.loader = _WatchingLoader(loader, spec, callbacks)
-        if not self.pending:
-            _leave_meta_path()
+        spec.loader = _WatchingLoader(loader, spec)
         return spec
 
     def _spec_behind(self, fullname, path, target):
@@ -86,11 +99,6 @@ class _ImportWatch:
 
 
 _watch = _ImportWatch()
-
-
-def _leave_meta_path() -> None:
-    while _watch in sys.meta_path:
-        sys.meta_path.remove(_watch)
 
 
 def when_imported(name, callback) -> None:
@@ -114,11 +122,7 @@ def when_imported(name, callback) -> None:
 def forget(name, callback) -> None:
     """Stop waiting to run ``callback`` on ``name``."""
     callbacks = _watch.pending.get(name)
-    if callbacks is None:
-        return
-    while callback in callbacks:
+    if callback in (callbacks or ()):
         callbacks.remove(callback)
-    if not callbacks:
-        del _watch.pending[name]
-    if not _watch.pending:
-        _leave_meta_path()
+        if not callbacks:
+            del _watch.pending[name]

@@ -40,9 +40,8 @@ def decode(text):
     """``json.loads(text)`` for a str, bytes or bytearray document."""
     if not isinstance(text, str):
         if not isinstance(text, (bytes, bytearray)):
-            raise TypeError(
-                "the JSON object must be str, bytes or bytearray, " f"not {type(text).__name__}"
-            )
+            kind = text.__class__.__name__
+            raise TypeError(f"the JSON object must be str, bytes or bytearray, not {kind}")
         from json import detect_encoding
 
         text = bytes(text).decode(detect_encoding(text), "surrogatepass")
