@@ -30,9 +30,8 @@ if __name__ == "__main__":
     sys.exit(_worker.main())
 
 import _signal
-import threading
 
-from openai4s.kernel.runtime import channel, figures, import_watch, protocol
+from openai4s.kernel.runtime import channel, figures, import_watch, protocol, threads
 from openai4s.kernel.runtime.files_read import _workspace_relative_read_path
 from openai4s.kernel.runtime.handshake import handshake
 from openai4s.kernel.runtime.session import Session
@@ -55,7 +54,7 @@ _sigint_handled = [0]
 #: armed, never to a later one.
 _armed_cell = [None]
 _arm_count = [0]
-_MAIN_THREAD_IDENT = threading.main_thread().ident
+_MAIN_THREAD_IDENT = threads.MAIN_IDENT
 
 
 def _proto_in():
@@ -172,7 +171,7 @@ def _sigint_held(action, *args):
     and raised only afterwards: raised mid-way it would leave half a frame
     that the next one glues onto, or a hole in a spill file.
     """
-    deferring = _in_user_code[0] and threading.get_ident() == _MAIN_THREAD_IDENT
+    deferring = _in_user_code[0] and threads.current_ident() == _MAIN_THREAD_IDENT
     if deferring:
         _in_user_code[0] = False
     try:
@@ -336,11 +335,23 @@ def _start_native_output():
     return native
 
 
+def _cell_threads_may_hold_the_exit():
+    # Only threading's threads hold the exit, and only a Cell starts them
+    # (the worker's own come from _thread); no threading, no such thread.
+    threading = sys.modules.get("threading")
+    if threading is None:
+        return False
+    try:
+        current = threading.current_thread()
+        return any(not t.daemon for t in threading.enumerate() if t is not current)
+    except Exception:
+        return True  # a Cell replaced threading: leave the hard way
+
+
 def _leave():
     # A Cell's non-daemon thread would keep a shut-down worker alive until the
     # host's kill ladder; the protocol is finished, so leave now.
-    others = [t for t in threading.enumerate() if t is not threading.current_thread()]
-    if any(not thread.daemon for thread in others):
+    if _cell_threads_may_hold_the_exit():
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()

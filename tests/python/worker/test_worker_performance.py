@@ -53,6 +53,7 @@ NOT_AT_START = {
     "linecache",
     "re",
     "signal",
+    "threading",
     "tokenize",
     "typing",
 }

@@ -9,8 +9,8 @@ is sent (see spill.py).
 import codecs
 import io
 import os
-import threading
 
+from openai4s.kernel.runtime import threads
 from openai4s.kernel.runtime.forks import forks, in_forked_child
 from openai4s.kernel.runtime.protocol import (
     CHUNK_CHARS,
@@ -211,7 +211,7 @@ class StreamingStdout(BoundedBuffer):
         # overlap (threads) and could be ordered differently in the two
         # copies, or the Cell rewinds the buffer (seek/truncate).
         self._in_order = True
-        self._writing = threading.Lock()
+        self._writing = threads.Lock()
 
     def write(self, s):
         if not isinstance(s, str):

@@ -11,8 +11,9 @@ import io
 import os
 import select
 import sys
-import threading
 import time
+
+from openai4s.kernel.runtime import threads
 
 CORRUPTED = "protocol IN corrupted and no reserve fd to recover"
 
@@ -129,9 +130,9 @@ def publish(in_stream, out_stream, reserve_fd: int) -> None:
     sys._openai4s_protocol_ident = _identity(in_stream)
     sys._openai4s_parked_wrappers = []
     # Held only while one frame is written, so frames never interleave.
-    sys._openai4s_protocol_lock = threading.Lock()
+    sys._openai4s_protocol_lock = threads.Lock()
     # Held for a whole host RPC, so no second request precedes an answer.
-    sys._openai4s_host_call_lock = threading.Lock()
+    sys._openai4s_host_call_lock = threads.Lock()
 
 
 def setup_local() -> None:

@@ -1,9 +1,8 @@
 """The worker's raw ``host_call``: one synchronous RPC over the protocol pipe."""
 
-import threading
 import time
 
-from openai4s.kernel.runtime import wire_json
+from openai4s.kernel.runtime import threads, wire_json
 from openai4s.kernel.runtime.protocol import DISCARD_BUDGET, HOST_CALL_WIRE_CAP, dumps
 
 _decode = wire_json.decode
@@ -43,7 +42,7 @@ class HostChannel:
         self._write_line = write_line
         self._read_line = read_line
         self._defer_request = defer_request
-        self._main_ident = threading.main_thread().ident
+        self._main_ident = threads.MAIN_IDENT
         self._host_call_lock = host_call_lock
         self._active_cell = active_cell
         self._seq = 0
@@ -101,5 +100,5 @@ class HostChannel:
             self._defer_request is not None
             and isinstance(frame, dict)
             and frame.get("type") in _REQUESTS
-            and threading.get_ident() != self._main_ident
+            and threads.current_ident() != self._main_ident
         )

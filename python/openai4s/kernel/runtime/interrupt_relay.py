@@ -28,8 +28,9 @@ a later cell that nobody interrupted. Two facts keep it in its place:
 import _signal
 import os
 import select
-import threading
 import time
+
+from openai4s.kernel.runtime import threads
 
 #: Re-delivery attempts, after these delays (seconds) without the handler.
 _RETRY_DELAYS = (0.01, 0.03, 0.1, 0.3)
@@ -60,15 +61,14 @@ class InterruptRelay:
     def __init__(self, handled_count, armed_cell):
         self._handled_count = handled_count
         self._armed_cell = armed_cell
-        self._main_ident = threading.main_thread().ident
-        self._main_tid = threading.main_thread().native_id
+        self._main_ident = threads.MAIN_IDENT
+        self._main_tid = threads.MAIN_NATIVE_ID
         self._read_fd, write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         # Must run on the main thread; a cell may replace it later (asyncio
         # does), which only returns us to CPython's own behaviour.
         _signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
         self._write_fd = write_fd
-        thread = threading.Thread(target=self._run, name="openai4s-interrupt-relay", daemon=True)
-        thread.start()
+        threads.start_daemon(self._run)
 
     def _run(self):
         # Process-directed SIGINTs must land on the main thread (or a cell's

@@ -23,8 +23,8 @@ import codecs
 import os
 import select
 import sys
-import threading
 
+from openai4s.kernel.runtime import threads
 from openai4s.kernel.runtime.forks import in_forked_child
 
 _READ_BYTES = 65536
@@ -54,14 +54,14 @@ class NativeOutput:
         self._expecting = False
         # Held while bytes move from a pipe to a target: the pump and a
         # drain never deliver the same Cell's output out of order.
-        self._lock = threading.Lock()
+        self._lock = threads.Lock()
         #: The pump is delivering; a writer then waits for it (drain).
         self._pumping = False
         self._poll = select.poll()
         for fd in self._reads:
             self._poll.register(fd, select.POLLIN)
         self._fflush = None
-        threading.Thread(target=self._pump, name="openai4s-native-output", daemon=True).start()
+        threads.start_daemon(self._pump)
 
     def begin(self, stdout, stderr) -> None:
         """Route fds 1/2 into this Cell's ``stdout``/``stderr`` objects."""

@@ -18,9 +18,9 @@ kernel may briefly not find it.
 """
 
 import os
-import threading
 import time
 
+from openai4s.kernel.runtime import threads
 from openai4s.kernel.runtime.forks import in_forked_child
 
 #: Workspace-relative directory of spill files.
@@ -130,7 +130,7 @@ class SpillFile:
         self._pending_chars = 0
         self._written = 0
         self._limit = MAX_SPILL_BYTES
-        self._lock = threading.Lock()
+        self._lock = threads.Lock()
         #: Workspace-relative final path once the file exists, else None.
         self.path = None
 
