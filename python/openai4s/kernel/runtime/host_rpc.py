@@ -5,8 +5,6 @@ import time
 from openai4s.kernel.runtime import threads, wire_json
 from openai4s.kernel.runtime.protocol import DISCARD_BUDGET, HOST_CALL_WIRE_CAP, dumps
 
-_decode = wire_json.decode
-
 #: Frames only the main loop may consume.
 _REQUESTS = frozenset({"execute", "inspect_variables", "shutdown", "complete", "inspect"})
 #: Methods whose first argument is stamped with the running Cell's identity.
@@ -73,7 +71,7 @@ class HostChannel:
             if line == "":
                 raise RuntimeError("host channel closed during host_call")
             try:
-                frame = _decode(line)
+                frame = wire_json.decode(line)
             except (ValueError, RecursionError):
                 frame = None
             if self._is_main_loop_request(frame):
