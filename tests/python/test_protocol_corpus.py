@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from openai4s import _core
-from openai4s.kernel.runtime import channel, host_rpc, protocol
+from openai4s.kernel.runtime import channel, protocol, wire_json
 from openai4s.kernel.runtime.session import _INVALID_JSON_RESPONSE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,12 +93,13 @@ def worker_line(data: bytes) -> str:
 
 def worker_reads(data: bytes):
     """(outcome, value) for one line as the worker's main loop classifies it
-    (runtime/session.py Session.serve); host_rpc's decoder must agree with it."""
+    (runtime/session.py Session.serve), whose decoder (wire_json, which
+    host_rpc uses too) must agree with json.loads."""
     line = worker_line(data)
     if not line.strip():
         return "blank", None
     outcomes = []
-    for decode in (json.loads, host_rpc._decode):
+    for decode in (json.loads, wire_json.decode):
         try:
             value = decode(line)
         except (ValueError, RecursionError):

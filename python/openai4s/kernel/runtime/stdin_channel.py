@@ -11,7 +11,7 @@ a late reply is then just a frame the next reader skips.
 
 import sys
 
-from openai4s.kernel.runtime import import_watch
+from openai4s.kernel.runtime import import_watch, wire_json
 
 from openai4s.kernel.runtime.protocol import DISCARD_BUDGET
 
@@ -44,7 +44,7 @@ class InputChannel:
         self._seq = 0
 
     def ask(self, prompt="", password=False):
-        from openai4s.kernel.runtime.host_rpc import _REQUESTS, _decode
+        from openai4s.kernel.runtime.host_rpc import _REQUESTS
         from openai4s.kernel.runtime.protocol import dumps
 
         cell_id = self._active_cell()
@@ -75,7 +75,7 @@ class InputChannel:
                 if line == "":
                     raise EOFError("the host closed the kernel while waiting for input")
                 try:
-                    reply = _decode(line)
+                    reply = wire_json.decode(line)
                 except (ValueError, RecursionError):
                     reply = None
                 if isinstance(reply, dict) and reply.get("type") in _REQUESTS:
