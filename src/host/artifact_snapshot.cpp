@@ -29,7 +29,8 @@ Error too_large(const std::string& label, std::int64_t seen, std::int64_t max_by
 void hash_zeros(Sha256& digest, std::int64_t count) {
   static const std::string zeros(kBufferBytes, '\0');
   while (count > 0) {
-    auto n = static_cast<std::size_t>(std::min<std::int64_t>(count, zeros.size()));
+    auto n = static_cast<std::size_t>(
+        std::min<std::int64_t>(count, static_cast<std::int64_t>(zeros.size())));
     digest.update(std::string_view(zeros.data(), n));
     count -= static_cast<std::int64_t>(n);
   }
@@ -56,7 +57,9 @@ Result<off_t> copy_range(int from, int to_fd, off_t start, off_t end, Sha256& di
   off_t offset = start;
   while (end < 0 || offset < end) {
     std::size_t want = buffer.size();
-    if (end >= 0) want = static_cast<std::size_t>(std::min<off_t>(end - offset, want));
+    if (end >= 0) {
+      want = static_cast<std::size_t>(std::min<off_t>(end - offset, static_cast<off_t>(want)));
+    }
     ssize_t n = ::pread(from, buffer.data(), want, offset);
     if (n < 0) {
       if (errno == EINTR) continue;

@@ -4,11 +4,9 @@
 worker, which imports modules of this package, never loads the host core.
 """
 
-# errors.py imports nothing, so the worker may load it; its __all__ is the
-# one list of the exception classes.
-from openai4s.kernel.errors import __all__ as _ERRORS  # noqa: E402
+import sys
 
-__all__ = ["Kernel", "spawn_r_kernel", *_ERRORS]
+_ENTRY_POINTS = ["Kernel", "spawn_r_kernel"]
 
 
 def __getattr__(name):
@@ -20,8 +18,19 @@ def __getattr__(name):
         from openai4s.kernel.r_kernel import spawn_r_kernel
 
         return spawn_r_kernel
-    if name in _ERRORS:
-        from openai4s.kernel import errors
+    # errors.py is loaded on first use, not by the package: the worker
+    # imports this package to start and uses none of the classes (half a
+    # millisecond of every kernel's start). Its __all__ is the one list of
+    # the exception classes; ours (asked for by ``import *``) adds to it.
+    # Only for names that can be one of them: ``from openai4s.kernel import
+    # _fast_open`` asks here first, and must not load the module.
+    if name != "__all__" and not name[:1].isupper():
+        raise AttributeError(f"module 'openai4s.kernel' has no attribute {name!r}")
+    __import__("openai4s.kernel.errors")  # by name: no fromlist lookup here
+    errors = sys.modules["openai4s.kernel.errors"]
 
+    if name == "__all__":
+        return [*_ENTRY_POINTS, *errors.__all__]
+    if name in errors.__all__:
         return getattr(errors, name)
     raise AttributeError(f"module 'openai4s.kernel' has no attribute {name!r}")

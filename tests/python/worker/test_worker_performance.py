@@ -43,6 +43,7 @@ def test_start_up_is_close_to_a_bare_interpreter(tmp_path):
 #: worker's start (re and enum alone are several milliseconds); the worker
 #: loads them when a Cell or a rare path first uses them.
 NOT_AT_START = {
+    "openai4s.kernel.errors",
     "ast",
     "base64",
     "codeop",
