@@ -87,3 +87,45 @@ def test_the_dlopen_guard_refuses_libraries_under_protected_roots(spawn, tmp_pat
         "    print('loaded')\nexcept PermissionError:\n    print('PermissionError')"
     )
     assert response["stdout"] == expected + "\n"
+
+
+def test_the_mac_covers_the_canonical_json_of_the_event():
+    # The body is json.dumps(event, sort_keys=True, separators=(",", ":"),
+    # default=str), the form a verifier recomputes; the worker builds it
+    # without importing json.
+    import hashlib
+    import hmac
+    import json
+
+    from openai4s.kernel.runtime.sidecars import SidecarChannel
+
+    sent = []
+    channel = SidecarChannel(b"k" * 32, sent.append, lambda: ("cell-1", "origin é"))
+    channel.on_sidecar_loaded(
+        [
+            {
+                "skill": "ské\u2603",
+                "module": object(),
+                "attestation_id": 7,
+                "sha256": "a" * 64,
+                "source_b64": "eA==",
+            }
+        ]
+    )
+    event = dict(sent[0]["event"])
+    mac = event.pop("mac")
+    body = json.dumps(event, sort_keys=True, separators=(",", ":"), default=str)
+    assert mac == hmac.new(b"k" * 32, body.encode("utf-8"), hashlib.sha256).hexdigest()
+    assert event["skill"] == "ské\u2603" and event["cell_origin"] == "origin é"
+
+
+def test_a_sidecar_event_does_not_load_json_into_the_worker(worker):
+    response, frames = worker.execute(
+        "import sys\n"
+        "sys.audit('openai4s.skill_sidecar_loaded', {'skill': 's', 'module': 'm',"
+        " 'actual_sha256': 'b' * 64, 'source_b64': ''})\n"
+        "print('json' in sys.modules)\n"
+    )
+    assert response["error"] is None
+    assert [frame["type"] for frame in frames].count("skill_sidecar_load") == 1
+    assert response["stdout"] == "False\n"

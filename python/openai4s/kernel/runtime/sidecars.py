@@ -6,6 +6,8 @@ What matters is that the channel never raises into a Cell and never puts a
 malformed or unbounded event on the wire.
 """
 
+from openai4s.kernel.runtime import wire_json
+
 MAX_SOURCE_B64_CHARS = 2_666_672
 INVALID_EVENT = {"event": "invalid_sidecar_event"}
 _HEX = frozenset("0123456789abcdef")
@@ -69,7 +71,6 @@ class SidecarChannel:
     def _attest(self, name: str, payload: dict) -> dict:
         import hashlib
         import hmac
-        import json
         import uuid
 
         cell_id, origin = self._cell_identity()
@@ -82,7 +83,11 @@ class SidecarChannel:
             "source_b64": payload.get("source_b64"),
             "cell_origin": origin,
         }
-        body = json.dumps(event, sort_keys=True, separators=(",", ":"), default=str)
+        # json.dumps(event, sort_keys=True, separators=(",", ":"), default=str)
+        # without importing json (and re with it) in the worker.
+        body = wire_json.encode(
+            event, ensure_ascii=True, allow_nan=True, sort_keys=True, default=str
+        )
         digest = hmac.new(self._key, body.encode("utf-8", "replace"), hashlib.sha256)
         event["mac"] = digest.hexdigest()
         return event
