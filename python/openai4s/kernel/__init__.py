@@ -4,7 +4,7 @@
 worker, which imports modules of this package, never loads the host core.
 """
 
-import sys
+import sys as _sys
 
 _ENTRY_POINTS = ["Kernel", "spawn_r_kernel"]
 
@@ -27,7 +27,7 @@ def __getattr__(name):
     if name != "__all__" and not name[:1].isupper():
         raise AttributeError(f"module 'openai4s.kernel' has no attribute {name!r}")
     __import__("openai4s.kernel.errors")  # by name: no fromlist lookup here
-    errors = sys.modules["openai4s.kernel.errors"]
+    errors = _sys.modules["openai4s.kernel.errors"]
 
     if name == "__all__":
         return [*_ENTRY_POINTS, *errors.__all__]
