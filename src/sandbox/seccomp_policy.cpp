@@ -6,6 +6,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -46,11 +47,79 @@ constexpr std::uint64_t kAllowedSocketFamilies[] = {AF_UNIX, AF_INET, AF_INET6, 
 // refused by a single range rule.
 constexpr std::uint64_t kSocketFamilyCeiling = 64;
 
+// The mode bits no file a cell makes may carry. Its host uid is shared by
+// every sandbox of the daemon (nobody, for a root daemon) and is granted
+// every workspace; a set-id file left in one would run as that uid, or its
+// group, for any local user who executes it on the host, where the
+// workspace is not mounted nosuid.
+constexpr std::uint64_t kSetIdModeBits[] = {S_ISUID, S_ISGID};
+
+// The calls that give a file its mode, and which argument holds it. Creating
+// calls (open, openat, creat through O_CREAT or O_TMPFILE) are listed with
+// their flags argument; the others set the mode whatever the flags.
+struct ModeArgument {
+  const char* call;
+  unsigned int mode_arg;
+  int flags_arg;  // -1: no flags condition
+};
+constexpr ModeArgument kModeSetters[] = {
+    {"chmod", 1, -1},     {"fchmod", 1, -1}, {"fchmodat", 2, -1},
+    {"fchmodat2", 2, -1}, {"mknod", 1, -1},  {"mknodat", 2, -1},
+    {"creat", 1, -1},     {"open", 2, 1},    {"openat", 3, 2},
+};
+// fchmodat2 (Linux 6.6) is newer than some libseccomp releases; its number is
+// the same on x86_64 and aarch64 (the generic table).
+constexpr int kFchmodat2Number = 452;
+// O_TMPFILE includes O_DIRECTORY; its own bit is what marks a creation.
+#ifndef __O_TMPFILE
+#define __O_TMPFILE 020000000
+#endif
+constexpr std::uint64_t kCreationFlags[] = {O_CREAT, __O_TMPFILE};
+
 std::uint32_t eperm() { return SCMP_ACT_ERRNO(EPERM); }
 
 Error seccomp_error(const std::string& what, int rc) {
   // libseccomp returns negative errno values.
   return system_error("seccomp: " + what, -rc);
+}
+
+int resolve_mode_setter(const char* call) {
+  int nr = seccomp_syscall_resolve_name(call);
+  if (nr < 0 && std::string_view(call) == "fchmodat2") nr = kFchmodat2Number;
+  return nr;
+}
+
+// EPERM for any call that would give a file a set-uid or set-gid bit. The
+// mode is a umode_t and the flags an int: the kernel reads only the lower
+// bits, which are the ones the masks test.
+Status deny_set_id_modes(scmp_filter_ctx ctx) {
+  for (const ModeArgument& setter : kModeSetters) {
+    int nr = resolve_mode_setter(setter.call);
+    if (nr < 0) continue;  // not on this architecture (open, creat, mknod on aarch64)
+    for (std::uint64_t bit : kSetIdModeBits) {
+      scmp_arg_cmp mode{setter.mode_arg, SCMP_CMP_MASKED_EQ, bit, bit};
+      if (setter.flags_arg < 0) {
+        int rc = seccomp_rule_add_array(ctx, eperm(), nr, 1, &mode);
+        if (rc != 0) return seccomp_error(std::string("deny set-id ") + setter.call, rc);
+        continue;
+      }
+      for (std::uint64_t creation : kCreationFlags) {
+        scmp_arg_cmp both[] = {
+            {static_cast<unsigned int>(setter.flags_arg), SCMP_CMP_MASKED_EQ, creation, creation},
+            mode};
+        int rc = seccomp_rule_add_array(ctx, eperm(), nr, 2, both);
+        if (rc != 0) return seccomp_error(std::string("deny set-id ") + setter.call, rc);
+      }
+    }
+  }
+  // openat2 carries its mode in a struct the filter cannot read: "not
+  // implemented", so a caller falls back to openat, which is checked above.
+  int openat2 = seccomp_syscall_resolve_name("openat2");
+  if (openat2 >= 0) {
+    int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(ENOSYS), openat2, 0, nullptr);
+    if (rc != 0) return seccomp_error("deny openat2", rc);
+  }
+  return {};
 }
 
 Status add_denials(scmp_filter_ctx ctx) {
@@ -98,6 +167,7 @@ Status add_denials(scmp_filter_ctx ctx) {
     int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), nr, 1, &above);
     if (rc != 0) return seccomp_error(std::string("deny ") + call + " high family", rc);
   }
+  if (Status denied = deny_set_id_modes(ctx); !denied) return denied;
   // ioctl's request is an unsigned int: the kernel ignores the upper half of
   // the register, so the comparison must too.
   int ioctl = seccomp_syscall_resolve_name("ioctl");
@@ -234,7 +304,8 @@ Result<UniqueFd> seccomp_program_fd() {
 
 std::string seccomp_summary() {
   return "deny list (" + std::to_string(denied_syscalls().size()) +
-         " syscalls, namespace clone flags, clone3, TIOCSTI/TIOCLINUX, foreign ABIs) -> EPERM; "
+         " syscalls, namespace clone flags, clone3, TIOCSTI/TIOCLINUX, set-uid/set-gid modes, "
+         "foreign ABIs) -> EPERM; openat2 -> ENOSYS; "
          "socket families other than AF_UNIX, AF_INET, AF_INET6, AF_NETLINK -> EAFNOSUPPORT";
 }
 
