@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
 
@@ -13,6 +14,11 @@ namespace o4s {
 // components ("/a/b" is not below "/a/bc"). Both must already be normal
 // absolute paths; nothing is resolved here.
 bool path_contains(std::string_view ancestor, std::string_view path);
+
+// The directories strictly between `ancestor` and `path`, outermost first
+// ("/w", "/w/a/b/c" -> "/w/a", "/w/a/b"); empty unless `path` lies below
+// `ancestor`. Lexical, as path_contains.
+std::vector<std::string> directories_between(std::string_view ancestor, std::string_view path);
 
 // realpath(3): every component must exist and symlinks are resolved.
 Result<std::string> real_path(const std::string& path);

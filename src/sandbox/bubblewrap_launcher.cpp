@@ -526,7 +526,20 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
     bool visible_inside = false;
     for (const auto& root : visible)
       visible_inside = visible_inside || path_contains(root, *resolved);
-    if (visible_inside) command.add({Kind::kMaskDir, "", *resolved, settings_.tmpfs_bytes});
+    if (!visible_inside) continue;
+    // A mount point cannot be renamed or removed, so the mask pins the
+    // hidden directory itself; the directories between the workspace and
+    // it are pinned too (each bound onto itself). Otherwise a cell could
+    // move one aside, taking the mask with it, and put its own tree (a
+    // symlink where the host writes artifacts) where the host still looks.
+    if (path_contains(*workspace, *resolved)) {
+      for (const auto& between : directories_between(*workspace, *resolved)) {
+        auto pinned = source_fd(between);
+        if (!pinned) return make_error(ErrorCode::kSandboxUnavailable, pinned.error().message);
+        command.add({Kind::kBindFd, "", between, std::nullopt, pinned.value()});
+      }
+    }
+    command.add({Kind::kMaskDir, "", *resolved, settings_.tmpfs_bytes});
   }
   for (const auto& dir : spec.host_exchange_dirs) {
     auto resolved = real_path(dir);

@@ -64,3 +64,58 @@ def test_a_data_directory_that_is_the_workspace_is_refused(sandboxed, workspace)
         assert "workspace" in message
     finally:
         d.store.close()
+
+
+MOVE_THE_STORE_ASIDE = """
+import os
+os.chdir({workspace!r})
+moved = []
+for name in ("sub", os.path.join("sub", "deeper")):
+    try:
+        os.rename(name, name + ".aside")
+        moved.append(name)
+    except OSError as exc:
+        print("rename", name, "refused:", exc.strerror)
+try:
+    os.rmdir(os.path.join("sub", "deeper", ".data"))
+except OSError as exc:
+    print("rmdir refused:", exc.strerror)
+if moved:
+    os.makedirs(os.path.join("sub", "deeper", ".data"), exist_ok=True)
+    os.symlink({target!r}, os.path.join("sub", "deeper", ".data", "artifacts"))
+print("moved:", moved)
+open("payload.txt", "w").write("written by the cell\\n")
+try:
+    print(host.save_artifact("payload.txt"))
+except Exception as exc:
+    print("save failed:", type(exc).__name__)
+"""
+
+
+def test_a_nested_store_cannot_be_moved_aside_to_redirect_the_hosts_writes(
+    sandboxed, workspace, tmp_path
+):
+    # The attack: rename a directory above the hidden store (the mask moves
+    # with it), rebuild the path with a symlink where artifacts go, and let
+    # the host (root here) write a cell-chosen file outside the workspace.
+    target = tmp_path / "outside-target"
+    target.mkdir()
+    nested = workspace / "sub" / "deeper"
+    nested.mkdir(parents=True)
+    for directory in (workspace / "sub", nested):
+        directory.chmod(0o777)  # as if the cell had made them: its to rename
+    d = _dispatcher(nested / ".data", workspace)
+    try:
+        for attempt in range(2):  # again after a restart
+            k = sandboxed(dispatcher=d)
+            result = k.execute(
+                MOVE_THE_STORE_ASIDE.format(workspace=str(workspace), target=str(target))
+            )
+            assert result["error"] is None, result
+            assert "moved: []" in result["stdout"], result["stdout"]
+            assert result["stdout"].count("refused: Device or resource busy") == 3, result
+            assert list(target.iterdir()) == [], list(target.iterdir())
+            assert (nested / ".data").is_dir() and not (nested / ".data").is_symlink()
+            k.restart()
+    finally:
+        d.store.close()

@@ -195,5 +195,15 @@ TEST(PathHelpersTest, NormalPathsDepthAndContainment) {
   EXPECT_FALSE(o4s::path_contains("/a/b", "/a"));
 }
 
+TEST(PathHelpersTest, DirectoriesBetweenAnAncestorAndAPath) {
+  using Dirs = std::vector<std::string>;
+  EXPECT_EQ(o4s::directories_between("/w", "/w/a/b/c"), (Dirs{"/w/a", "/w/a/b"}));
+  EXPECT_EQ(o4s::directories_between("/w", "/w/a"), Dirs{});
+  EXPECT_EQ(o4s::directories_between("/w", "/w"), Dirs{});
+  EXPECT_EQ(o4s::directories_between("/w", "/wx/a/b"), Dirs{});
+  EXPECT_EQ(o4s::directories_between("/w/a", "/w"), Dirs{});
+  EXPECT_EQ(o4s::directories_between("/", "/a/b/c"), (Dirs{"/a", "/a/b"}));
+}
+
 }  // namespace
 }  // namespace o4s::sandbox
