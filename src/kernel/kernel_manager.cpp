@@ -150,8 +150,10 @@ Result<std::shared_ptr<Transport>> KernelManager::spawn_transport(
     if (!sinks) return std::move(sinks).error();
     spec.host_exchange_dirs.push_back(sinks.value()->path());
   }
+  // Absolute but unresolved: the launcher resolves it itself, refusing the
+  // symlinks a sandbox could have left on the way (a root daemon's rule).
   spec.workspace =
-      options_.cwd ? resolve_path(*options_.cwd) : std::filesystem::current_path().string();
+      options_.cwd ? absolute_path(*options_.cwd) : std::filesystem::current_path().string();
   spec.hidden_paths = options_.hidden_paths;
   // What the worker runs from is readable (never writable) inside.
   spec.runtime_paths = {proc::resolve_program(request.argv.front(), request.env),

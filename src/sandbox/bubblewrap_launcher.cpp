@@ -19,6 +19,7 @@
 #include "sandbox/resource_limits.h"
 #include "sandbox/seccomp_policy.h"
 #include "sandbox/system_layout.h"
+#include "sandbox/workspace_path.h"
 
 namespace o4s::sandbox {
 
@@ -269,9 +270,12 @@ Status check_workspace(const std::string& workspace) {
   for (const char* system : kSystemDirectories) {
     if (path_contains(workspace, system)) return refuse(std::string("it contains ") + system);
   }
-  for (const char* virtual_fs : {"/proc", "/sys", "/dev"}) {
-    if (path_contains(virtual_fs, workspace))
-      return refuse("it is under " + std::string(virtual_fs));
+  // Under a directory the sandbox shows read-only (or a virtual one), a
+  // writable workspace would be a writable hole in it (an /etc/profile.d
+  // handed to the sandbox uid is a root login shell's script directory).
+  for (const char* system : {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
+                             "/boot", "/proc", "/sys", "/dev"}) {
+    if (path_contains(system, workspace)) return refuse("it is under " + std::string(system));
   }
   if (!is_directory(workspace)) return refuse("it is not a directory");
   return {};
@@ -443,8 +447,12 @@ std::optional<std::string> BubblewrapLauncher::limit_hit() const {
 }
 
 Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const LaunchSpec& spec) {
-  auto workspace = real_path(spec.workspace);
+  // A root daemon's sandboxes all run as other uids: a symlink one of them
+  // left is not followed to another kernel's workspace.
+  auto workspace =
+      resolve_workspace(spec.workspace, ::geteuid() == 0 ? std::optional<uid_t>(0) : std::nullopt);
   if (!workspace) {
+    if (workspace.error().code == ErrorCode::kSandboxUnavailable) return workspace.error();
     return make_error(ErrorCode::kSandboxUnavailable,
                       "the workspace " + spec.workspace + " does not exist");
   }

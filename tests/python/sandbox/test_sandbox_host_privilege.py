@@ -219,3 +219,32 @@ def test_the_socket_families_a_cell_needs_still_work(kernel):
     )
     assert result["error"] is None, result
     assert result["stdout"] == "True\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the grant is a root daemon's")
+def test_a_symlink_a_cell_leaves_cannot_become_another_kernels_workspace(
+    kernel, workspace, tmp_path
+):
+    # Kernel A's cell swaps a directory of its workspace for a symlink to a
+    # root-only directory; a kernel later started there must not be handed
+    # (and grant the sandbox uid) that directory.
+    from openai4s.kernel import Kernel
+    from openai4s.kernel.sandbox_status import sandbox_for
+
+    victim = tmp_path / "root-only"
+    victim.mkdir(mode=0o700)
+    (victim / "root.conf").write_text("root's\n")
+    (workspace / "inner").mkdir()
+    result = kernel.execute(
+        f"import os\nos.rename('inner', 'inner.bak')\nos.symlink({str(victim)!r}, 'inner')\n"
+    )
+    assert result["error"] is None, result
+    asked = str(workspace / "inner")
+    with pytest.raises(Exception) as refused:
+        Kernel(cwd=asked, sandbox=sandbox_for(asked, mode="enforce")).shutdown()
+    message = str(refused.value)
+    assert "a symlink owned by uid" in message and "pass the real path" in message, message
+    assert os.stat(victim).st_mode & 0o777 == 0o700
+    assert os.listxattr(victim) == [], os.listxattr(victim)  # no ACL was granted
+    assert sorted(os.listdir(victim)) == ["root.conf"]
+    assert_usable(kernel)

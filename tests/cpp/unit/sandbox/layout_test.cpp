@@ -234,6 +234,10 @@ TEST(CheckWorkspaceTest, RefusesTheRootSystemDirectoriesAndVirtualFilesystems) {
   EXPECT_EQ(reason("/etc"), "the workspace /etc cannot be sandboxed: it contains /etc");
   EXPECT_EQ(reason("/proc/self"),
             "the workspace /proc/self cannot be sandboxed: it is under /proc");
+  EXPECT_EQ(reason("/etc/profile.d"),
+            "the workspace /etc/profile.d cannot be sandboxed: it is under /etc");
+  EXPECT_EQ(reason("/usr/local/lib"),
+            "the workspace /usr/local/lib cannot be sandboxed: it is under /usr");
   EXPECT_NE(reason("/nonexistent-o4s").find("not a directory"), std::string::npos);
   TempDir ok;
   EXPECT_EQ(reason(ok.path()), "<accepted>");
