@@ -65,7 +65,6 @@ _RAW_BLOCK_DEVICE = re.compile(
     r"/dev/(sd[a-z]+\d*|hd[a-z]+\d*|vd[a-z]+\d*|xvd[a-z]+\d*"
     r"|nvme\d+n\d+(p\d+)?|mmcblk\d+(p\d+)?|disk\d+(s\d+)?)"
 )
-_FORK_BOMB = re.compile(r"([\w:.]+)\(\)\{\1\|\1&\};\1")
 _MKFS_WORD = re.compile(r"(?<![A-Za-z0-9_])mkfs(?![A-Za-z0-9_])", re.IGNORECASE)
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 
@@ -430,6 +429,34 @@ def _substitutes_download(word):
     return False
 
 
+def _is_name_char(char):
+    # re's \w for a str pattern (isalnum covers its letters and digits), ':' and '.'.
+    return char.isalnum() or char in "_:."
+
+
+def _has_fork_bomb(text):
+    r"""Whether `text` (blanks removed) holds ``NAME(){NAME|NAME&};NAME``:
+    the regex ``([\w:.]+)\(\)\{\1\|\1&\};\1`` searched in linear time.
+    A backtracking search of it is quadratic in a long word (a 50,000-
+    character argument took 17 s); here the name is fixed by what follows
+    ``(){``, since it must end where ``|`` begins."""
+    start = text.find("(){")
+    while start != -1:
+        body = start + 3
+        end = body
+        while end < len(text) and _is_name_char(text[end]):
+            end += 1
+        name = text[body:end]
+        if (
+            name
+            and text.endswith(name, 0, start)
+            and text.startswith("|" + name + "&};" + name, end)
+        ):
+            return True
+        start = text.find("(){", start + 1)
+    return False
+
+
 def _pipes_download_into_shell(commands):
     downloading = piped_in = False
     for run, _targets, op in commands:
@@ -457,7 +484,7 @@ def _classify(command, depth):
         if run and _basename(run[0]) in _DIRECTORY_CHANGERS:
             cwd = _cd_state(run[1:], cwd)
     skeleton = "".join(lexed.skeleton)
-    if _FORK_BOMB.search("".join(skeleton.split())):
+    if _has_fork_bomb("".join(skeleton.split())):
         rows.add("fork_bomb")
     if _pipes_download_into_shell(runs):
         rows.add("curl_pipe_shell")

@@ -44,3 +44,27 @@ def test_it_stays_linear_on_long_option_runs():
     assert precheck("echo " + "'" * 100_001) is None
     # Generous: a shared, loaded machine; quadratic work here would take hours.
     assert time.perf_counter() - started < 30
+
+
+def test_the_fork_bomb_scan_finds_exactly_what_its_regex_finds():
+    # The scan replaced a backtracking regex search (quadratic in a long
+    # word); the regex stays here as the oracle.
+    import random
+    import re
+
+    from openai4s.sdk import precheck
+
+    oracle = re.compile(r"([\w:.]+)\(\)\{\1\|\1&\};\1")
+    pieces = [":", "(){", "|", "&};", "a", "b", ".", "x:", "()", "{", "}", ";", "&", "é", "_"]
+    samples = [":(){:|:&};:", "x:(){:|:&};:", "f(){f|f&};f;ls", "a(){b|b&};b", "(){|&};"]
+    rng = random.Random(7)
+    samples += [
+        "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))) for _ in range(20000)
+    ]
+    samples += ["echo" + "A" * 5000 + ":(){:|:&};:", "A" * 5000 + "(){" + "A" * 5000]
+    found = 0
+    for text in samples:
+        expected = bool(oracle.search(text))
+        assert precheck._has_fork_bomb(text) == expected, text[:80]
+        found += expected
+    assert found >= 4
