@@ -42,6 +42,11 @@ constexpr std::uint64_t kDeniedIoctls[] = {TIOCSTI, TIOCLINUX};
 // on a VM, but also AF_ALG, AF_PACKET, Bluetooth, CAN, TIPC, RDS... -- is a
 // kernel surface no scientific cell needs.
 constexpr std::uint64_t kAllowedSocketFamilies[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
+// Of netlink, only NETLINK_ROUTE (protocol 0): interface and address lists
+// are all glibc asks it for. The others (audit, uevents, netfilter, generic
+// families, socket diagnostics) are kernel interfaces of the host's
+// administration, some not isolated by a network namespace.
+constexpr std::uint64_t kNetlinkRoute = 0;
 // One past the highest family to refuse by number; anything at or above it
 // (future families, or garbage in the upper half of the register) is
 // refused by a single range rule.
@@ -166,6 +171,13 @@ Status add_denials(scmp_filter_ctx ctx) {
     scmp_arg_cmp above{0, SCMP_CMP_GE, kSocketFamilyCeiling, 0};
     int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), nr, 1, &above);
     if (rc != 0) return seccomp_error(std::string("deny ") + call + " high family", rc);
+    // The protocol is argument 2, an int; any register value but 0 is
+    // refused (one with only upper bits set would have meant ROUTE: refusing
+    // that odd spelling costs nothing).
+    scmp_arg_cmp netlink[] = {{0, SCMP_CMP_MASKED_EQ, 0xffffffffULL, AF_NETLINK},
+                              {2, SCMP_CMP_GT, kNetlinkRoute, 0}};
+    rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), nr, 2, netlink);
+    if (rc != 0) return seccomp_error(std::string("deny ") + call + " netlink protocol", rc);
   }
   if (Status denied = deny_set_id_modes(ctx); !denied) return denied;
   // ioctl's request is an unsigned int: the kernel ignores the upper half of
@@ -306,7 +318,8 @@ std::string seccomp_summary() {
   return "deny list (" + std::to_string(denied_syscalls().size()) +
          " syscalls, namespace clone flags, clone3, TIOCSTI/TIOCLINUX, set-uid/set-gid modes, "
          "foreign ABIs) -> EPERM; openat2 -> ENOSYS; "
-         "socket families other than AF_UNIX, AF_INET, AF_INET6, AF_NETLINK -> EAFNOSUPPORT";
+         "socket families other than AF_UNIX, AF_INET, AF_INET6, AF_NETLINK -> EAFNOSUPPORT; "
+         "netlink protocols other than NETLINK_ROUTE -> EPROTONOSUPPORT";
 }
 
 }  // namespace o4s::sandbox

@@ -207,6 +207,25 @@ def test_socket_families_a_cell_does_not_need_are_refused(kernel, family):
     assert result["stdout"].strip() in ("EPERM", "EAFNOSUPPORT"), result
 
 
+def test_netlink_serves_only_its_routing_protocol(kernel):
+    # audit (9), uevents (15), netfilter (12), generic (16), sock_diag (4)...
+    result = kernel.execute(
+        "import errno, socket\n"
+        "refused = {}\n"
+        "for protocol in range(1, 32):\n"
+        "    try:\n"
+        "        socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, protocol).close()\n"
+        "        refused[protocol] = 'created'\n"
+        "    except OSError as exc:\n"
+        "        refused[protocol] = errno.errorcode[exc.errno]\n"
+        "print(set(refused.values()))\n"
+        "print(socket.if_nameindex())\n"
+    )
+    assert result["error"] is None, result
+    assert result["stdout"] == "{'EPROTONOSUPPORT'}\n[(1, 'lo')]\n", result
+    assert_usable(kernel)
+
+
 def test_the_socket_families_a_cell_needs_still_work(kernel):
     result = kernel.execute(
         "import socket\n"
