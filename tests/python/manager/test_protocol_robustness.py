@@ -58,3 +58,46 @@ def test_proc_stdin_writes_reach_the_same_pipe_in_order(kernel):
     assert "protocol desync" in result["stdout"]
     kernel._service_host_call = original
     assert kernel.execute("print(host._call('ping', []))")["stdout"].strip() == "pong"
+
+
+NESTED_CALL = """
+nested = []
+inner = nested
+for _ in range({levels} - 1):
+    inner.append([])
+    inner = inner[0]
+try:
+    host._call('echo', [nested])
+    print('answered')
+except ValueError as exc:
+    print('refused:', exc)
+"""
+
+
+def test_a_host_call_nested_past_the_hosts_limit_is_refused_in_the_cell(tmp_path):
+    # The host reads frames nested at most 256 deep and refuses a deeper one
+    # unread; the worker used to send it anyway and wait for an answer that
+    # never came. The frame and its argument list are two of the levels.
+    import re
+    import threading
+    from pathlib import Path
+
+    from openai4s.kernel.runtime import protocol
+
+    limits = Path(__file__).resolve().parents[3] / "src" / "proto" / "limits.h"
+    declared = re.search(r"kMaxFrameDepth = (\d+);", limits.read_text(encoding="utf-8"))
+    assert int(declared.group(1)) == protocol.MAX_FRAME_DEPTH
+
+    with Kernel(cwd=str(tmp_path), dispatcher=lambda method, args: "pong") as k:
+        deepest = protocol.MAX_FRAME_DEPTH - 2
+        assert k.execute(NESTED_CALL.format(levels=deepest))["stdout"] == "answered\n"
+        guard = threading.Timer(30, k.interrupt)  # the old behaviour: a hang
+        guard.start()
+        try:
+            result = k.execute(NESTED_CALL.format(levels=deepest + 1))
+        finally:
+            guard.cancel()
+        assert result["error"] is None, result
+        assert result["stdout"].startswith("refused: host call 'echo' arguments nest deeper")
+        assert f"at most {protocol.MAX_FRAME_DEPTH} levels" in result["stdout"]
+        assert k.execute("print(host._call('echo', [[1]]))")["stdout"] == "pong\n"

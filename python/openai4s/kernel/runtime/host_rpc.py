@@ -3,7 +3,12 @@
 import time
 
 from openai4s.kernel.runtime import threads, wire_json
-from openai4s.kernel.runtime.protocol import DISCARD_BUDGET, HOST_CALL_WIRE_CAP, dumps
+from openai4s.kernel.runtime.protocol import (
+    DISCARD_BUDGET,
+    HOST_CALL_WIRE_CAP,
+    MAX_FRAME_DEPTH,
+    dumps,
+)
 
 #: Frames only the main loop may consume.
 _REQUESTS = frozenset({"execute", "inspect_variables", "shutdown", "complete", "inspect"})
@@ -60,6 +65,15 @@ class HostChannel:
                     f"host call {method!r} payload is {size} bytes, exceeding the "
                     "15MB wire cap (the host rejects oversized frames)"
                 )
+        # Brackets in the text bound the depth from above (at C speed); only
+        # a payload with more of them than the limit is walked.
+        if text.count("[") + text.count("{") > MAX_FRAME_DEPTH:
+            if _frame_depth(args) + 1 > MAX_FRAME_DEPTH:  # + the frame object
+                raise ValueError(
+                    f"host call {method!r} arguments nest deeper than the host reads: a "
+                    f"frame may be nested at most {MAX_FRAME_DEPTH} levels, the frame and "
+                    "its argument list included"
+                )
         with self._host_call_lock():
             self._write_line(text + "\n")
             return self._await(method, call_id)
@@ -100,3 +114,23 @@ class HostChannel:
             and frame.get("type") in _REQUESTS
             and threads.current_ident() != self._main_ident
         )
+
+
+def _frame_depth(value):
+    """Array/object nesting of a JSON-encodable value (a scalar is 0), as
+    the host's decoder counts it; stops counting past the limit."""
+    deepest = 0
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > MAX_FRAME_DEPTH:
+            return deepest
+        pending.extend((child, depth + 1) for child in children)
+    return deepest

@@ -23,6 +23,9 @@ CHUNK_CHARS = 64_000
 #: Largest ``host_call`` request (UTF-8, newline excluded); the host rejects
 #: bigger frames, so the worker refuses them before writing anything.
 HOST_CALL_WIRE_CAP = 15_000_000
+#: Deepest array/object nesting a frame may have (src/proto/limits.h): the
+#: host refuses a deeper one unread, so a host call is refused here first.
+MAX_FRAME_DEPTH = 256
 #: Garbage or out-of-order frames tolerated while waiting for one RPC answer.
 DISCARD_BUDGET = 8
 TRUNCATION_MARKER = f"\n...(truncated at {MAX_OUTPUT_CHARS} characters)"
