@@ -38,9 +38,20 @@ constexpr const char* kPrivateTmp = "/tmp";
 constexpr const char* kMatplotlibDir = "/tmp/openai4s-matplotlib";
 
 // System directories a workspace may not be (or contain): binding one of
-// them writable would hand the cell the operating system.
-constexpr const char* kSystemDirectories[] = {"/usr",   "/bin",    "/sbin", "/lib",  "/lib32",
-                                              "/lib64", "/libx32", "/etc",  "/boot", "/var"};
+// them writable would hand the cell the operating system. Root's home is
+// one of them: its dotfiles (.bashrc, .profile) run as root.
+constexpr const char* kSystemDirectories[] = {"/usr",   "/bin",   "/sbin",   "/lib",
+                                              "/lib32", "/lib64", "/libx32", "/etc",
+                                              "/boot",  "/var",   "/root"};
+
+// Absolute (against the current directory), nothing resolved.
+std::string absolute_path_of(const std::string& path) {
+  if (!path.empty() && path.front() == '/') return path;
+  char* here = ::getcwd(nullptr, 0);
+  std::string base = here != nullptr ? here : "/";
+  std::free(here);
+  return base + "/" + path;
+}
 
 bool is_directory(const std::string& path) {
   struct stat st {};
@@ -457,9 +468,14 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
                       "the workspace " + spec.workspace + " does not exist");
   }
   if (Status ok = check_workspace(*workspace); !ok) return std::move(ok).error();
+  // Held open from here on: the owner read, the grants and the bind all act
+  // on the directory just checked, not on what the path names by then (a
+  // live cell of another kernel may swap one of its components).
+  auto held = HeldPath::open(*workspace);
+  if (!held) return std::move(held).error();
 
-  SandboxIdentity identity = sandbox_identity(*workspace);
-  if (Status handed = hand_over_workspace(identity, *workspace); !handed) {
+  SandboxIdentity identity = sandbox_identity(held->stable(held->size() - 1));
+  if (Status handed = hand_over_held_workspace(identity, *held); !handed) {
     return make_error(
         ErrorCode::kSandboxUnavailable,
         "the workspace could not be given to the sandbox uid: " + handed.error().message);
@@ -470,6 +486,15 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
   auto source_fd = [&](const std::string& path) -> Result<int> {
     UniqueFd fd(::open(path.c_str(), O_PATH | O_CLOEXEC | O_DIRECTORY));
     if (!fd) return system_error("open " + path, errno);
+    sources.push_back(std::move(fd));
+    return sources.back().get();
+  };
+  // A directory of the workspace, opened without following a symlink.
+  auto held_fd = [&](const std::string& path) -> Result<int> {
+    auto opened = HeldPath::open(path);
+    if (!opened) return std::move(opened).error();
+    UniqueFd fd(::fcntl(opened->fd(opened->size() - 1), F_DUPFD_CLOEXEC, 0));
+    if (!fd) return system_error("dup " + path, errno);
     sources.push_back(std::move(fd));
     return sources.back().get();
   };
@@ -520,13 +545,16 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
     expect.read_only_paths.push_back(root);
     visible.push_back(root);
   }
-  auto workspace_fd = source_fd(*workspace);
-  if (!workspace_fd) {
-    return make_error(ErrorCode::kSandboxUnavailable, workspace_fd.error().message);
-  }
-  command.add({Kind::kBindFd, "", *workspace, std::nullopt, workspace_fd.value()});
+  UniqueFd workspace_fd(::fcntl(held->fd(held->size() - 1), F_DUPFD_CLOEXEC, 0));
+  if (!workspace_fd) return system_error("dup the workspace's descriptor", errno);
+  sources.push_back(std::move(workspace_fd));
+  command.add({Kind::kBindFd, "", *workspace, std::nullopt, sources.back().get()});
   // The host's store inside a visible tree: an empty read-only directory
   // over it, so a cell can neither read the audit log nor rewrite it.
+  std::vector<std::string> hidden_resolved;
+  for (const auto& hidden : spec.hidden_paths) {
+    if (auto resolved = real_path(hidden)) hidden_resolved.push_back(*resolved);
+  }
   for (const auto& hidden : spec.hidden_paths) {
     auto resolved = real_path(hidden);
     if (!resolved) continue;  // not there yet: nothing to hide
@@ -535,6 +563,17 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
     for (const auto& root : visible)
       visible_inside = visible_inside || path_contains(root, *resolved);
     if (!visible_inside) continue;
+    // The host keeps writing through the path as configured: one that
+    // passes through a symlink a sandbox may own (a cell can repoint it)
+    // is refused, by the workspace's own rule.
+    if (::geteuid() == 0) {
+      auto trusted = resolve_workspace(absolute_path_of(hidden), 0);
+      if (!trusted) {
+        return make_error(ErrorCode::kSandboxUnavailable,
+                          "the dispatcher's data directory " + hidden +
+                              " cannot be hidden from the sandbox: " + trusted.error().message);
+      }
+    }
     // A mount point cannot be renamed or removed, so the mask pins the
     // hidden directory itself; the directories between the workspace and
     // it are pinned too (each bound onto itself). Otherwise a cell could
@@ -542,7 +581,13 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
     // symlink where the host writes artifacts) where the host still looks.
     if (path_contains(*workspace, *resolved)) {
       for (const auto& between : directories_between(*workspace, *resolved)) {
-        auto pinned = source_fd(between);
+        // A pin must not bind a hidden directory back over its own mask.
+        bool hides = std::any_of(hidden_resolved.begin(), hidden_resolved.end(),
+                                 [&](const std::string& other) {
+                                   return other != *resolved && path_contains(other, between);
+                                 });
+        if (hides) continue;
+        auto pinned = held_fd(between);
         if (!pinned) return make_error(ErrorCode::kSandboxUnavailable, pinned.error().message);
         command.add({Kind::kBindFd, "", between, std::nullopt, pinned.value()});
       }

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "base/paths.h"
 #include "sandbox/bubblewrap_launcher.h"
 #include "sandbox/facility.h"
 #include "sandbox/seccomp_policy.h"
@@ -68,7 +69,10 @@ Result<std::unique_ptr<PreparedLaunch>> KernelSandbox::prepare(const LaunchSpec&
     // first): its pin must not be signalled any more.
     std::lock_guard lock(mutex_);
     pin_.reset();
-    status_.workspace = spec.workspace;
+    // The launch spec's path is left unresolved for the launcher's own
+    // resolution; the status names the directory itself.
+    auto resolved = real_path(spec.workspace);
+    status_.workspace = resolved ? *resolved : spec.workspace;
   }
   return chosen.value()->prepare(spec);
 }

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "sandbox/workspace_path.h"
+
 namespace o4s::sandbox {
 
 SandboxIdentity choose_identity(const SandboxSettings& settings, uid_t host_uid, gid_t host_gid,
@@ -100,8 +102,8 @@ std::optional<std::vector<AclEntry>> read_acl(const std::string& path) {
 
 // Adds `perm` for `uid` to the directory's access ACL (a named-user entry,
 // merged with what is there), never touching its owner or mode bits.
-Status grant(const std::string& path, const struct stat& st, std::uint32_t uid,
-             std::uint16_t perm) {
+Status grant(const std::string& path, const struct stat& st, std::uint32_t uid, std::uint16_t perm,
+             const std::string& shown) {
   std::vector<AclEntry> entries = read_acl(path).value_or(std::vector<AclEntry>{});
   if (entries.empty()) entries = acl_from_mode(st.st_mode);
   for (const auto& e : entries) {
@@ -129,7 +131,7 @@ Status grant(const std::string& path, const struct stat& st, std::uint32_t uid,
     std::memcpy(value.data() + 8 + 8 * i, &entries[i].id, 4);
   }
   if (::setxattr(path.c_str(), kAclName, value.data(), value.size(), 0) != 0) {
-    return system_error("grant uid " + std::to_string(uid) + " access to " + path +
+    return system_error("grant uid " + std::to_string(uid) + " access to " + shown +
                             " (a POSIX ACL; set OPENAI4S_SANDBOX_UID to its owner instead)",
                         errno);
   }
@@ -157,7 +159,7 @@ Status let_walk_to(const SandboxIdentity& identity, const std::string& path) {
     struct stat st {};
     if (::stat(ancestor.c_str(), &st) != 0) return system_error("stat " + ancestor, errno);
     if (can_search(st, identity.uid, identity.gid)) continue;
-    if (Status granted = grant(ancestor, st, identity.uid, 1); !granted) return granted;
+    if (Status granted = grant(ancestor, st, identity.uid, 1, ancestor); !granted) return granted;
   }
   return {};
 }
@@ -171,7 +173,34 @@ Status hand_over_workspace(const SandboxIdentity& identity, const std::string& w
   // A named-user ACL entry, not a chown: the directory keeps its owner (git
   // refuses a repository whose root changed hands) and its mode for
   // everyone else. Files the cell creates are the sandbox uid's.
-  return grant(workspace, st, identity.uid, 7);
+  return grant(workspace, st, identity.uid, 7, workspace);
+}
+
+Status hand_over_held_workspace(const SandboxIdentity& identity, const HeldPath& held) {
+  if (!identity.dropped) return {};
+  // As let_walk_to and hand_over_workspace, but on the directories held
+  // open: a component a live cell swaps for a symlink meanwhile cannot
+  // redirect a grant (root's setxattr) to what the symlink names.
+  std::vector<std::string> names;
+  std::size_t slash = 0;
+  while ((slash = held.path().find('/', slash + 1)) != std::string::npos) {
+    names.push_back(held.path().substr(0, slash));
+  }
+  names.push_back(held.path());
+  for (std::size_t i = 1; i < held.size(); ++i) {
+    const std::string stable = held.stable(i);
+    const std::string& shown = i - 1 < names.size() ? names[i - 1] : stable;
+    struct stat st {};
+    if (::stat(stable.c_str(), &st) != 0) return system_error("stat " + shown, errno);
+    if (i + 1 < held.size()) {
+      if (can_search(st, identity.uid, identity.gid)) continue;
+      if (Status granted = grant(stable, st, identity.uid, 1, shown); !granted) return granted;
+      continue;
+    }
+    if (st.st_uid == identity.uid) return {};  // the sandbox's own directory
+    return grant(stable, st, identity.uid, 7, shown);
+  }
+  return {};
 }
 
 Status hand_over_exchange_dir(const SandboxIdentity& identity, const std::string& dir) {
@@ -179,7 +208,7 @@ Status hand_over_exchange_dir(const SandboxIdentity& identity, const std::string
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) return system_error("stat " + dir, errno);
   if (can_search(st, identity.uid, identity.gid)) return {};
-  return grant(dir, st, identity.uid, 1);
+  return grant(dir, st, identity.uid, 1, dir);
 }
 
 }  // namespace o4s::sandbox

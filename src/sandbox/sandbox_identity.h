@@ -55,6 +55,10 @@ SandboxIdentity choose_identity(const SandboxSettings& settings, uid_t host_uid,
 // (see above); a no-op unless the identity drops root.
 Status hand_over_workspace(const SandboxIdentity& identity, const std::string& workspace);
 
+class HeldPath;
+// hand_over_workspace on a workspace held open (what the launcher uses).
+Status hand_over_held_workspace(const SandboxIdentity& identity, const HeldPath& held);
+
 // Lets the sandbox uid walk through every ancestor of `path` (search-only
 // ACL entries where the mode bars it), as a bind source under root's 0700
 // home needs (the runtime of a checkout in /root). No-op unless dropped.

@@ -72,10 +72,20 @@ constexpr ModeArgument kModeSetters[] = {
     {"fchmodat2", 2, -1}, {"mknod", 1, -1},  {"mknodat", 2, -1},
     {"creat", 1, -1},     {"open", 2, 1},    {"openat", 3, 2},
 };
-// fchmodat2 (Linux 6.6) is newer than some libseccomp releases; its number is
-// the same on x86_64 and aarch64 (the generic table).
+// Calls newer than some libseccomp releases, by number when the name is
+// unknown to it: the same on x86_64 and aarch64 (the generic table). A rule
+// skipped for an unknown name would leave the call allowed.
 constexpr int kFchmodat2Number = 452;
-// O_TMPFILE includes O_DIRECTORY; its own bit is what marks a creation.
+constexpr int kOpenat2Number = 437;
+constexpr int kClone3Number = 435;
+
+int resolve_or(const char* name, int number) {
+  int nr = seccomp_syscall_resolve_name(name);
+  return nr < 0 ? number : nr;
+}
+// O_TMPFILE is __O_TMPFILE | O_DIRECTORY; the kernel makes a file only when
+// both are set, so __O_TMPFILE's bit alone marks a creation (the fallback
+// spells the kernel's bare bit).
 #ifndef __O_TMPFILE
 #define __O_TMPFILE 020000000
 #endif
@@ -89,9 +99,8 @@ Error seccomp_error(const std::string& what, int rc) {
 }
 
 int resolve_mode_setter(const char* call) {
-  int nr = seccomp_syscall_resolve_name(call);
-  if (nr < 0 && std::string_view(call) == "fchmodat2") nr = kFchmodat2Number;
-  return nr;
+  if (std::string_view(call) == "fchmodat2") return resolve_or(call, kFchmodat2Number);
+  return seccomp_syscall_resolve_name(call);
 }
 
 // EPERM for any call that would give a file a set-uid or set-gid bit. The
@@ -119,11 +128,9 @@ Status deny_set_id_modes(scmp_filter_ctx ctx) {
   }
   // openat2 carries its mode in a struct the filter cannot read: "not
   // implemented", so a caller falls back to openat, which is checked above.
-  int openat2 = seccomp_syscall_resolve_name("openat2");
-  if (openat2 >= 0) {
-    int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(ENOSYS), openat2, 0, nullptr);
-    if (rc != 0) return seccomp_error("deny openat2", rc);
-  }
+  int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(ENOSYS),
+                                  resolve_or("openat2", kOpenat2Number), 0, nullptr);
+  if (rc != 0) return seccomp_error("deny openat2", rc);
   return {};
 }
 
@@ -140,9 +147,9 @@ Status add_denials(scmp_filter_ctx ctx) {
   // clone3 passes its flags in memory a filter cannot read, so it is refused
   // as "not implemented" and every thread or process goes through clone,
   // whose flags are checked below.
-  int clone3 = seccomp_syscall_resolve_name("clone3");
-  if (clone3 >= 0) {
-    int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(ENOSYS), clone3, 0, nullptr);
+  {
+    int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(ENOSYS),
+                                    resolve_or("clone3", kClone3Number), 0, nullptr);
     if (rc != 0) return seccomp_error("deny clone3", rc);
   }
   // clone's flags are argument 0 on x86_64 and aarch64 (the architectures

@@ -1,10 +1,12 @@
 #include "sandbox/workspace_path.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <climits>
+#include <cstring>
 #include <deque>
 
 #include "base/paths.h"
@@ -80,6 +82,37 @@ Result<std::string> resolve_workspace(const std::string& path,
     push_components_front(pending, target);
   }
   return current;
+}
+
+Result<HeldPath> HeldPath::open(const std::string& path) {
+  HeldPath held;
+  held.path_ = path;
+  UniqueFd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root) return system_error("open /", errno);
+  held.fds_.push_back(std::move(root));
+  std::deque<std::string> parts;
+  push_components_front(parts, path);
+  for (const auto& part : parts) {
+    if (part == "." || part == "..") {
+      return make_error(ErrorCode::kSandboxUnavailable,
+                        "the path " + path + " is not a resolved path");
+    }
+    // O_NOFOLLOW with O_DIRECTORY: a symlink here (put there since the path
+    // was resolved) fails instead of being followed.
+    UniqueFd next(::openat(held.fds_.back().get(), part.c_str(),
+                           O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!next) {
+      return make_error(ErrorCode::kSandboxUnavailable,
+                        "the path " + path + " changed while it was being opened (" + part + ": " +
+                            std::string(std::strerror(errno)) + "); try again");
+    }
+    held.fds_.push_back(std::move(next));
+  }
+  return held;
+}
+
+std::string HeldPath::stable(std::size_t i) const {
+  return "/proc/self/fd/" + std::to_string(fds_[i].get());
 }
 
 }  // namespace o4s::sandbox

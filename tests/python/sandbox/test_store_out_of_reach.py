@@ -106,8 +106,8 @@ def test_a_nested_store_cannot_be_moved_aside_to_redirect_the_hosts_writes(
         directory.chmod(0o777)  # as if the cell had made them: its to rename
     d = _dispatcher(nested / ".data", workspace)
     try:
-        for attempt in range(2):  # again after a restart
-            k = sandboxed(dispatcher=d)
+        k = sandboxed(dispatcher=d)
+        for attempt in range(2):  # the second time after a restart
             result = k.execute(
                 MOVE_THE_STORE_ASIDE.format(workspace=str(workspace), target=str(target))
             )
@@ -116,6 +116,25 @@ def test_a_nested_store_cannot_be_moved_aside_to_redirect_the_hosts_writes(
             assert result["stdout"].count("refused: Device or resource busy") == 3, result
             assert list(target.iterdir()) == [], list(target.iterdir())
             assert (nested / ".data").is_dir() and not (nested / ".data").is_symlink()
-            k.restart()
+            if attempt == 0:
+                k.restart()
+    finally:
+        d.store.close()
+
+
+@pytest.mark.skipif(__import__("os").geteuid() != 0, reason="the symlink rule is a root daemon's")
+def test_a_store_reached_through_a_cells_symlink_is_refused(sandboxed, workspace):
+    # A cell leaves `.store` pointing into a directory of its own; a store
+    # configured there would be written by the host through a link the cell
+    # can repoint, so no sandboxed kernel starts with it.
+    first = sandboxed()
+    planted = first.execute("import os\nos.mkdir('mine')\nos.symlink('mine', '.store')\n")
+    assert planted["error"] is None, planted
+    d = _dispatcher(workspace / ".store", workspace)
+    try:
+        with pytest.raises(Exception) as refused:
+            sandboxed(dispatcher=d)
+        message = str(refused.value)
+        assert "data directory" in message and "a symlink owned by uid" in message, message
     finally:
         d.store.close()

@@ -118,19 +118,18 @@ class HostChannel:
 
 def _frame_depth(value):
     """Array/object nesting of a JSON-encodable value (a scalar is 0), as
-    the host's decoder counts it; stops counting past the limit."""
-    deepest = 0
-    pending = [(value, 1)]
-    while pending:
-        item, depth = pending.pop()
-        if isinstance(item, dict):
-            children = item.values()
-        elif isinstance(item, (list, tuple)):
-            children = item
-        else:
-            continue
-        deepest = max(deepest, depth)
-        if deepest > MAX_FRAME_DEPTH:
-            return deepest
-        pending.extend((child, depth + 1) for child in children)
-    return deepest
+    the host's decoder counts it; stops counting past the limit. Level by
+    level, queueing only containers (a long flat list costs one pass)."""
+    containers = (dict, list, tuple)
+    level = [value] if isinstance(value, containers) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > MAX_FRAME_DEPTH:
+            return depth
+        deeper = []
+        for item in level:
+            children = item.values() if isinstance(item, dict) else item
+            deeper.extend(child for child in children if isinstance(child, containers))
+        level = deeper
+    return depth

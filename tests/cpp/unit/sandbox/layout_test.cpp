@@ -234,6 +234,7 @@ TEST(CheckWorkspaceTest, RefusesTheRootSystemDirectoriesAndVirtualFilesystems) {
   EXPECT_EQ(reason("/etc"), "the workspace /etc cannot be sandboxed: it contains /etc");
   EXPECT_EQ(reason("/proc/self"),
             "the workspace /proc/self cannot be sandboxed: it is under /proc");
+  EXPECT_EQ(reason("/root"), "the workspace /root cannot be sandboxed: it contains /root");
   EXPECT_EQ(reason("/etc/profile.d"),
             "the workspace /etc/profile.d cannot be sandboxed: it is under /etc");
   EXPECT_EQ(reason("/usr/local/lib"),

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "support/temp_dir.h"
@@ -79,6 +80,34 @@ TEST(ResolveWorkspaceTest, NamesAMissingComponentAndALoop) {
   symlink_owned_by("loop", base + "/loop", kRoot);
   EXPECT_FALSE(resolve_workspace(base + "/loop", kRoot).ok());
   EXPECT_FALSE(resolve_workspace("relative/path", kRoot).ok());
+}
+
+TEST(HeldPathTest, ActsOnTheCheckedDirectoryAfterItsPathIsSwapped) {
+  TempDir dir;
+  const std::string base = fs::canonical(dir.path()).string();
+  fs::create_directories(base + "/outer/inner");
+  fs::create_directories(base + "/victim");
+  auto held = HeldPath::open(base + "/outer/inner");
+  ASSERT_TRUE(held.ok()) << held.error().message;
+  const std::string asked = base + "/outer/inner";
+  // "/" and one descriptor per component.
+  EXPECT_EQ(held->size(),
+            static_cast<std::size_t>(std::count(asked.begin(), asked.end(), '/')) + 1);
+  // What a racing cell does: the checked directory moves away and a
+  // symlink to somewhere else takes its name.
+  fs::rename(base + "/outer/inner", base + "/outer/inner.aside");
+  fs::create_directory_symlink(base + "/victim", base + "/outer/inner");
+  struct stat through_held {};
+  struct stat aside {};
+  ASSERT_EQ(::stat(held->stable(held->size() - 1).c_str(), &through_held), 0);
+  ASSERT_EQ(::stat((base + "/outer/inner.aside").c_str(), &aside), 0);
+  EXPECT_EQ(through_held.st_ino, aside.st_ino);
+  EXPECT_EQ(through_held.st_dev, aside.st_dev);
+  // Opened now, the path is refused: its last component is a symlink.
+  auto again = HeldPath::open(base + "/outer/inner");
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.error().message.find("changed while it was being opened"), std::string::npos)
+      << again.error().message;
 }
 
 }  // namespace
