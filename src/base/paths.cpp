@@ -1,5 +1,7 @@
 #include "base/paths.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdlib>
 
@@ -22,6 +24,15 @@ std::vector<std::string> directories_between(std::string_view ancestor, std::str
     between.emplace_back(path.substr(0, slash));
   }
   return between;
+}
+
+std::string absolute_path(const std::string& path) {
+  if (!path.empty() && path.front() == '/') return path;
+  char* here = ::getcwd(nullptr, 0);
+  std::string base = here != nullptr ? here : "/";
+  std::free(here);
+  if (path.empty()) return base;
+  return base == "/" ? "/" + path : base + "/" + path;
 }
 
 Result<std::string> real_path(const std::string& path) {

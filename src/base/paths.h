@@ -20,6 +20,11 @@ bool path_contains(std::string_view ancestor, std::string_view path);
 // `ancestor`. Lexical, as path_contains.
 std::vector<std::string> directories_between(std::string_view ancestor, std::string_view path);
 
+// `path` made absolute against the current directory, nothing resolved
+// ("." and ".." stay for a resolver that must see each component); "" is
+// the current directory.
+std::string absolute_path(const std::string& path);
+
 // realpath(3): every component must exist and symlinks are resolved.
 Result<std::string> real_path(const std::string& path);
 

@@ -127,12 +127,6 @@ bool name_can_carry_a_secret(std::string_view name) {
       [&](std::string_view fragment) { return up.find(fragment) != std::string::npos; });
 }
 
-std::string absolute_path(const std::string& path) {
-  std::error_code ec;
-  fs::path absolute = fs::absolute(path.empty() ? fs::path(".") : fs::path(path), ec);
-  return strip_trailing_slashes(absolute.string());
-}
-
 std::string resolve_path(const std::string& path) {
   std::error_code ec;
   fs::path absolute = fs::absolute(path.empty() ? fs::path(".") : fs::path(path), ec);

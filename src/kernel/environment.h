@@ -47,10 +47,6 @@ EnvMap current_process_environment();
 
 std::vector<std::string> to_envp(const EnvMap& env);
 
-// Absolute (relative to the current directory), nothing resolved: "." and
-// ".." stay for a resolver that must see each component.
-std::string absolute_path(const std::string& path);
-
 // Path.resolve(strict=False): absolute, symlinks of the existing prefix
 // resolved, the rest normalised lexically.
 std::string resolve_path(const std::string& path);

@@ -37,21 +37,18 @@ constexpr milliseconds kPinTimeout(5000);
 constexpr const char* kPrivateTmp = "/tmp";
 constexpr const char* kMatplotlibDir = "/tmp/openai4s-matplotlib";
 
-// System directories a workspace may not be (or contain): binding one of
-// them writable would hand the cell the operating system. Root's home is
-// one of them: its dotfiles (.bashrc, .profile) run as root.
-constexpr const char* kSystemDirectories[] = {"/usr",   "/bin",   "/sbin",   "/lib",
-                                              "/lib32", "/lib64", "/libx32", "/etc",
-                                              "/boot",  "/var",   "/root"};
-
-// Absolute (against the current directory), nothing resolved.
-std::string absolute_path_of(const std::string& path) {
-  if (!path.empty() && path.front() == '/') return path;
-  char* here = ::getcwd(nullptr, 0);
-  std::string base = here != nullptr ? here : "/";
-  std::free(here);
-  return base + "/" + path;
-}
+// The operating system's directories, which the sandbox shows read-only: a
+// workspace may be none of them, contain none, and lie under none (a
+// writable hole in them, as an /etc/profile.d handed to the sandbox uid,
+// would be a root login shell's script directory).
+constexpr const char* kReadOnlySystemDirectories[] = {
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/boot"};
+// Directories a workspace may not be or contain, though one may lie under
+// them: the system's state (/var) and root's home, whose dotfiles
+// (.bashrc, .profile) run as root.
+constexpr const char* kNotToContain[] = {"/var", "/root"};
+// Virtual filesystems: no workspace under them.
+constexpr const char* kVirtualDirectories[] = {"/proc", "/sys", "/dev"};
 
 bool is_directory(const std::string& path) {
   struct stat st {};
@@ -278,15 +275,19 @@ Status check_workspace(const std::string& workspace) {
   };
   if (!is_normal_absolute_path(workspace)) return refuse("it is not an absolute path");
   if (workspace == "/") return refuse("it is the filesystem root");
-  for (const char* system : kSystemDirectories) {
-    if (path_contains(workspace, system)) return refuse(std::string("it contains ") + system);
+  auto contains = [&](const char* system) { return path_contains(workspace, system); };
+  auto under = [&](const char* system) { return path_contains(system, workspace); };
+  for (const char* system : kReadOnlySystemDirectories) {
+    if (contains(system)) return refuse(std::string("it contains ") + system);
   }
-  // Under a directory the sandbox shows read-only (or a virtual one), a
-  // writable workspace would be a writable hole in it (an /etc/profile.d
-  // handed to the sandbox uid is a root login shell's script directory).
-  for (const char* system : {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
-                             "/boot", "/proc", "/sys", "/dev"}) {
-    if (path_contains(system, workspace)) return refuse("it is under " + std::string(system));
+  for (const char* system : kNotToContain) {
+    if (contains(system)) return refuse(std::string("it contains ") + system);
+  }
+  for (const char* system : kReadOnlySystemDirectories) {
+    if (under(system)) return refuse(std::string("it is under ") + system);
+  }
+  for (const char* virtual_fs : kVirtualDirectories) {
+    if (under(virtual_fs)) return refuse(std::string("it is under ") + virtual_fs);
   }
   if (!is_directory(workspace)) return refuse("it is not a directory");
   return {};
@@ -489,14 +490,18 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
     sources.push_back(std::move(fd));
     return sources.back().get();
   };
+  // The last directory of a held path, as a bind source of its own.
+  auto held_source = [&](const HeldPath& path) -> Result<int> {
+    UniqueFd fd(::fcntl(path.fd(path.size() - 1), F_DUPFD_CLOEXEC, 0));
+    if (!fd) return system_error("dup the descriptor of " + path.path(), errno);
+    sources.push_back(std::move(fd));
+    return sources.back().get();
+  };
   // A directory of the workspace, opened without following a symlink.
   auto held_fd = [&](const std::string& path) -> Result<int> {
     auto opened = HeldPath::open(path);
     if (!opened) return std::move(opened).error();
-    UniqueFd fd(::fcntl(opened->fd(opened->size() - 1), F_DUPFD_CLOEXEC, 0));
-    if (!fd) return system_error("dup " + path, errno);
-    sources.push_back(std::move(fd));
-    return sources.back().get();
+    return held_source(*opened);
   };
 
   BwrapCommand command = isolation_command(bwrap_path_, settings_, host_reader_of(identity));
@@ -545,29 +550,27 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
     expect.read_only_paths.push_back(root);
     visible.push_back(root);
   }
-  UniqueFd workspace_fd(::fcntl(held->fd(held->size() - 1), F_DUPFD_CLOEXEC, 0));
-  if (!workspace_fd) return system_error("dup the workspace's descriptor", errno);
-  sources.push_back(std::move(workspace_fd));
-  command.add({Kind::kBindFd, "", *workspace, std::nullopt, sources.back().get()});
+  auto workspace_fd = held_source(*held);
+  if (!workspace_fd) return std::move(workspace_fd).error();
+  command.add({Kind::kBindFd, "", *workspace, std::nullopt, workspace_fd.value()});
   // The host's store inside a visible tree: an empty read-only directory
   // over it, so a cell can neither read the audit log nor rewrite it.
-  std::vector<std::string> hidden_resolved;
+  std::vector<std::pair<std::string, std::string>> hidden_paths;  // as given, resolved
   for (const auto& hidden : spec.hidden_paths) {
-    if (auto resolved = real_path(hidden)) hidden_resolved.push_back(*resolved);
+    // One not there yet has nothing to hide.
+    if (auto resolved = real_path(hidden)) hidden_paths.emplace_back(hidden, *resolved);
   }
-  for (const auto& hidden : spec.hidden_paths) {
-    auto resolved = real_path(hidden);
-    if (!resolved) continue;  // not there yet: nothing to hide
+  for (const auto& [hidden, resolved] : hidden_paths) {
     // (One equal to the workspace was refused before any launcher ran.)
     bool visible_inside = false;
     for (const auto& root : visible)
-      visible_inside = visible_inside || path_contains(root, *resolved);
+      visible_inside = visible_inside || path_contains(root, resolved);
     if (!visible_inside) continue;
     // The host keeps writing through the path as configured: one that
     // passes through a symlink a sandbox may own (a cell can repoint it)
     // is refused, by the workspace's own rule.
     if (::geteuid() == 0) {
-      auto trusted = resolve_workspace(absolute_path_of(hidden), 0);
+      auto trusted = resolve_workspace(absolute_path(hidden), 0);
       if (!trusted) {
         return make_error(ErrorCode::kSandboxUnavailable,
                           "the dispatcher's data directory " + hidden +
@@ -579,20 +582,19 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
     // it are pinned too (each bound onto itself). Otherwise a cell could
     // move one aside, taking the mask with it, and put its own tree (a
     // symlink where the host writes artifacts) where the host still looks.
-    if (path_contains(*workspace, *resolved)) {
-      for (const auto& between : directories_between(*workspace, *resolved)) {
+    if (path_contains(*workspace, resolved)) {
+      for (const auto& between : directories_between(*workspace, resolved)) {
         // A pin must not bind a hidden directory back over its own mask.
-        bool hides = std::any_of(hidden_resolved.begin(), hidden_resolved.end(),
-                                 [&](const std::string& other) {
-                                   return other != *resolved && path_contains(other, between);
-                                 });
+        bool hides = std::any_of(hidden_paths.begin(), hidden_paths.end(), [&](const auto& other) {
+          return other.second != resolved && path_contains(other.second, between);
+        });
         if (hides) continue;
         auto pinned = held_fd(between);
         if (!pinned) return make_error(ErrorCode::kSandboxUnavailable, pinned.error().message);
         command.add({Kind::kBindFd, "", between, std::nullopt, pinned.value()});
       }
     }
-    command.add({Kind::kMaskDir, "", *resolved, settings_.tmpfs_bytes});
+    command.add({Kind::kMaskDir, "", resolved, settings_.tmpfs_bytes});
   }
   for (const auto& dir : spec.host_exchange_dirs) {
     auto resolved = real_path(dir);

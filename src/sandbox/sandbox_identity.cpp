@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/paths.h"
 #include "sandbox/workspace_path.h"
 
 namespace o4s::sandbox {
@@ -166,30 +167,22 @@ Status let_walk_to(const SandboxIdentity& identity, const std::string& path) {
 
 Status hand_over_workspace(const SandboxIdentity& identity, const std::string& workspace) {
   if (!identity.dropped) return {};
-  if (Status walked = let_walk_to(identity, workspace); !walked) return walked;
-  struct stat st {};
-  if (::stat(workspace.c_str(), &st) != 0) return system_error("stat " + workspace, errno);
-  if (st.st_uid == identity.uid) return {};  // the sandbox's own directory
-  // A named-user ACL entry, not a chown: the directory keeps its owner (git
-  // refuses a repository whose root changed hands) and its mode for
-  // everyone else. Files the cell creates are the sandbox uid's.
-  return grant(workspace, st, identity.uid, 7, workspace);
+  auto held = HeldPath::open(workspace);
+  if (!held) return std::move(held).error();
+  return hand_over_held_workspace(identity, *held);
 }
 
 Status hand_over_held_workspace(const SandboxIdentity& identity, const HeldPath& held) {
   if (!identity.dropped) return {};
-  // As let_walk_to and hand_over_workspace, but on the directories held
-  // open: a component a live cell swaps for a symlink meanwhile cannot
-  // redirect a grant (root's setxattr) to what the symlink names.
-  std::vector<std::string> names;
-  std::size_t slash = 0;
-  while ((slash = held.path().find('/', slash + 1)) != std::string::npos) {
-    names.push_back(held.path().substr(0, slash));
-  }
+  // The ancestors as let_walk_to treats them, then the workspace itself,
+  // each reached through its held descriptor: a component a live cell swaps
+  // for a symlink meanwhile cannot redirect a grant (root's setxattr) to
+  // what the symlink names.
+  std::vector<std::string> names = directories_between("/", held.path());
   names.push_back(held.path());
   for (std::size_t i = 1; i < held.size(); ++i) {
     const std::string stable = held.stable(i);
-    const std::string& shown = i - 1 < names.size() ? names[i - 1] : stable;
+    const std::string& shown = names[i - 1];
     struct stat st {};
     if (::stat(stable.c_str(), &st) != 0) return system_error("stat " + shown, errno);
     if (i + 1 < held.size()) {
@@ -198,6 +191,9 @@ Status hand_over_held_workspace(const SandboxIdentity& identity, const HeldPath&
       continue;
     }
     if (st.st_uid == identity.uid) return {};  // the sandbox's own directory
+    // A named-user ACL entry, not a chown: the directory keeps its owner (git
+    // refuses a repository whose root changed hands) and its mode for
+    // everyone else. Files the cell creates are the sandbox uid's.
     return grant(stable, st, identity.uid, 7, shown);
   }
   return {};

@@ -62,22 +62,27 @@ constexpr std::uint64_t kSetIdModeBits[] = {S_ISUID, S_ISGID};
 // The calls that give a file its mode, and which argument holds it. Creating
 // calls (open, openat, creat through O_CREAT or O_TMPFILE) are listed with
 // their flags argument; the others set the mode whatever the flags.
-struct ModeArgument {
-  const char* call;
-  unsigned int mode_arg;
-  int flags_arg;  // -1: no flags condition
-};
-constexpr ModeArgument kModeSetters[] = {
-    {"chmod", 1, -1},     {"fchmod", 1, -1}, {"fchmodat", 2, -1},
-    {"fchmodat2", 2, -1}, {"mknod", 1, -1},  {"mknodat", 2, -1},
-    {"creat", 1, -1},     {"open", 2, 1},    {"openat", 3, 2},
-};
 // Calls newer than some libseccomp releases, by number when the name is
 // unknown to it: the same on x86_64 and aarch64 (the generic table). A rule
 // skipped for an unknown name would leave the call allowed.
 constexpr int kFchmodat2Number = 452;
 constexpr int kOpenat2Number = 437;
 constexpr int kClone3Number = 435;
+constexpr int kNoFallback = -1;
+
+struct ModeArgument {
+  const char* call;
+  unsigned int mode_arg;
+  int flags_arg;  // -1: no flags condition
+  int fallback_number = kNoFallback;
+};
+constexpr ModeArgument kModeSetters[] = {
+    {"chmod", 1, -1},    {"fchmod", 1, -1},
+    {"fchmodat", 2, -1}, {"fchmodat2", 2, -1, kFchmodat2Number},
+    {"mknod", 1, -1},    {"mknodat", 2, -1},
+    {"creat", 1, -1},    {"open", 2, 1},
+    {"openat", 3, 2},
+};
 
 int resolve_or(const char* name, int number) {
   int nr = seccomp_syscall_resolve_name(name);
@@ -98,17 +103,12 @@ Error seccomp_error(const std::string& what, int rc) {
   return system_error("seccomp: " + what, -rc);
 }
 
-int resolve_mode_setter(const char* call) {
-  if (std::string_view(call) == "fchmodat2") return resolve_or(call, kFchmodat2Number);
-  return seccomp_syscall_resolve_name(call);
-}
-
 // EPERM for any call that would give a file a set-uid or set-gid bit. The
 // mode is a umode_t and the flags an int: the kernel reads only the lower
 // bits, which are the ones the masks test.
 Status deny_set_id_modes(scmp_filter_ctx ctx) {
   for (const ModeArgument& setter : kModeSetters) {
-    int nr = resolve_mode_setter(setter.call);
+    int nr = resolve_or(setter.call, setter.fallback_number);
     if (nr < 0) continue;  // not on this architecture (open, creat, mknod on aarch64)
     for (std::uint64_t bit : kSetIdModeBits) {
       scmp_arg_cmp mode{setter.mode_arg, SCMP_CMP_MASKED_EQ, bit, bit};

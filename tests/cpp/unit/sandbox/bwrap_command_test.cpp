@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "base/paths.h"
 
@@ -193,6 +194,13 @@ TEST(PathHelpersTest, NormalPathsDepthAndContainment) {
   EXPECT_FALSE(o4s::path_contains("/a", "/ab"));
   EXPECT_TRUE(o4s::path_contains("/", "/x"));
   EXPECT_FALSE(o4s::path_contains("/a/b", "/a"));
+}
+
+TEST(PathHelpersTest, AbsolutePathResolvesNothing) {
+  const std::string here = std::filesystem::current_path().string();
+  EXPECT_EQ(o4s::absolute_path("/a/../b/./c"), "/a/../b/./c");
+  EXPECT_EQ(o4s::absolute_path("x/.."), here + "/x/..");
+  EXPECT_EQ(o4s::absolute_path(""), here);
 }
 
 TEST(PathHelpersTest, DirectoriesBetweenAnAncestorAndAPath) {
