@@ -146,6 +146,8 @@ host::HostSettings current_settings() {
 
 // A Python approver: callable(request: dict) -> "once" | "conversation" |
 // anything else (deny). It runs with the GIL re-taken; raising denies.
+// "conversation" when it is not among request["choices"] counts as "once"
+// (the gate enforces it).
 host::Approver python_approver(py::object approve) {
   auto callable = std::make_shared<py::object>(std::move(approve));
   return [callable](const host::ApprovalRequest& request) {
@@ -156,6 +158,17 @@ host::Approver python_approver(py::object approve) {
       info["tool"] = request.tool;
       info["target"] = request.target;
       info["frame_id"] = request.frame_id;
+      // What to show: escaped, visibly cut, and the answers that count.
+      info["prompt"] = request.text.prompt;
+      info["target_display"] = request.text.target_block;
+      info["target_whole"] = request.text.whole;
+      info["target_length"] = request.text.length;
+      info["target_sha256"] = request.text.sha256;
+      py::list choices;
+      choices.append("once");
+      if (request.text.always_offered) choices.append("conversation");
+      choices.append("deny");
+      info["choices"] = choices;
       py::object answer = (*callable)(info);
       std::string text = py::isinstance<py::str>(answer) ? answer.cast<std::string>() : "";
       if (text == "once") return host::ApprovalAnswer::kOnce;

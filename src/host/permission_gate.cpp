@@ -36,8 +36,6 @@ constexpr std::array<std::string_view, 19> kGatedMethods = {
     "request_network_access",
 };
 
-constexpr std::size_t kBashTargetChars = 4000;
-
 std::string string_field(const Json& spec, const char* key) {
   auto it = spec.find(key);
   return it != spec.end() && it->is_string() ? it->get<std::string>() : std::string();
@@ -67,7 +65,7 @@ std::string permission_target(const std::string& method, const Json& args) {
   Json spec = !args.empty() && args[0].is_object() ? args[0] : Json::object();
   std::string first_string = !args.empty() && args[0].is_string() ? args[0].get<std::string>() : "";
   if (method == "authorize_bash") {
-    return redact_secrets(string_field(spec, "command"), kBashTargetChars);
+    return redact_secrets(string_field(spec, "command"), std::string::npos);
   }
   if (method == "read_file" || method == "write_file" || method == "edit_file") {
     return string_field(spec, "path");
@@ -97,6 +95,13 @@ std::string permission_target(const std::string& method, const Json& args) {
     return first_string.empty() ? string_field(spec, "name") : first_string;
   }
   return {};
+}
+
+bool permission_target_verbatim(const std::string& method, const Json& args,
+                                const std::string& target) {
+  if (method != "authorize_bash") return true;
+  Json spec = !args.empty() && args[0].is_object() ? args[0] : Json::object();
+  return target == string_field(spec, "command");
 }
 
 std::string exact_pattern(const std::string& target) {
@@ -150,7 +155,8 @@ store::PermissionResolution interactive_resolution(ApprovalAnswer answer,
 
 GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id,
                  const std::string& tool, const std::string& target, const Json& action_context,
-                 const std::string& unattended_policy, const Approver& approver) {
+                 const std::string& unattended_policy, const Approver& approver,
+                 bool target_verbatim) {
   std::string root = frame_id.value_or("");
   std::string project = "default";
   if (auto scope = store.resolve_frame_scope(frame_id)) {
@@ -174,13 +180,19 @@ GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id
   if (!root.empty()) request.root_frame_id = root;
   request.frame_id = frame_id;
   request.project_id = project;
+  ApprovalText text = render_approval(tool, target, target_verbatim);
   request.tool = tool;
-  request.target = target;
+  // The row keeps a bounded target; its sha256 names the whole one.
+  request.target = bounded_target(target);
+  Json scopes = text.always_offered ? Json{"once", "conversation", "project", "global"}
+                                    : Json{"once"};
   request.payload = Json{{"type", "await_permission"},
                          {"tool", tool},
-                         {"target", target},
+                         {"target", request.target},
+                         {"target_length", text.length},
+                         {"target_sha256", text.sha256},
                          {"frame_id", root},
-                         {"scopes", {"once", "conversation", "project", "global"}}};
+                         {"scopes", std::move(scopes)}};
   if (action_context.is_object()) {
     for (const char* key : {"action_group_id", "action_id", "tool_call_id"}) {
       auto it = action_context.find(key);
@@ -197,10 +209,16 @@ GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id
   }
   const std::string& decision_id = created.value();
   ApprovalAnswer answer = ApprovalAnswer::kNoChannel;
-  if (approver) answer = approver(ApprovalRequest{decision_id, tool, target, root});
-  // A session-wide answer needs a conversation to scope its rule to; without
-  // one it is honoured for this call only.
-  if (answer == ApprovalAnswer::kConversation && root.empty()) answer = ApprovalAnswer::kOnce;
+  const bool always_offered = text.always_offered;
+  if (approver) {
+    answer = approver(ApprovalRequest{decision_id, tool, target, root, std::move(text)});
+  }
+  // A session-wide answer needs a conversation to scope its rule to, and a
+  // target the person saw whole and verbatim; otherwise it is honoured for
+  // this call only, whatever the front door offered.
+  if (answer == ApprovalAnswer::kConversation && (root.empty() || !always_offered)) {
+    answer = ApprovalAnswer::kOnce;
+  }
   bool asked = answer != ApprovalAnswer::kNoChannel;
   store::PermissionResolution resolution =
       asked ? interactive_resolution(answer, target) : unattended_resolution(unattended_policy);

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "host/approval_text.h"
 #include "store/store.h"
 
 namespace o4s::host {
@@ -22,8 +23,14 @@ struct GateVerdict {
 // The permission tool for a method ("bash" for authorize_bash), or nullopt
 // when the method is not gated.
 std::optional<std::string> gated_tool(const std::string& method);
-// The string the rule patterns are matched against (§4.1 table).
+// The string the rule patterns are matched against (§4.1 table). Whole:
+// a bash command is redacted but never cut, so a rule made from it cannot
+// match a different command that shares its first characters.
 std::string permission_target(const std::string& method, const nlohmann::json& decoded_args);
+// Whether `target` is the call's own text (false for a bash command whose
+// secrets were redacted out of it).
+bool permission_target_verbatim(const std::string& method, const nlohmann::json& decoded_args,
+                                const std::string& target);
 
 // What a person answered to an approval prompt.
 enum class ApprovalAnswer {
@@ -38,6 +45,9 @@ struct ApprovalRequest {
   std::string tool;
   std::string target;
   std::string frame_id;  // the conversation's root frame ("" without one)
+  // What every front door shows (escaped, visibly cut); when
+  // text.always_offered is false an "always" answer counts as "once".
+  ApprovalText text;
 };
 
 // An interactive channel (a terminal prompt, a Jupyter stdin reply). It
@@ -53,6 +63,6 @@ std::string exact_pattern(const std::string& target);
 GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id,
                  const std::string& tool, const std::string& target,
                  const nlohmann::json& action_context, const std::string& unattended_policy,
-                 const Approver& approver = {});
+                 const Approver& approver = {}, bool target_verbatim = true);
 
 }  // namespace o4s::host

@@ -33,12 +33,10 @@ nl::json string_or(const nl::json& frame, const char* key, nl::json fallback) {
   return it != frame.end() && !it->is_null() ? *it : fallback;
 }
 
-// The approval prompt: [y]es once / [a]lways / [N]o; anything else is no.
+// The approval prompt, as every front door renders it (escaped, visibly
+// cut): [y]es once / [a]lways (when offered) / [N]o; anything else is no.
 host::ApprovalAnswer ask_the_user(const host::ApprovalRequest& request) {
-  std::string answer =
-      xeus::blocking_input_request("openai4s: allow " + request.tool + ": " + request.target +
-                                       " ? [y]es once / [a]lways / [N]o: ",
-                                   false);
+  std::string answer = xeus::blocking_input_request("openai4s: " + request.text.prompt, false);
   std::string word;
   for (char c : answer) {
     if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {
@@ -46,7 +44,9 @@ host::ApprovalAnswer ask_the_user(const host::ApprovalRequest& request) {
     }
   }
   if (word == "y" || word == "yes") return host::ApprovalAnswer::kOnce;
-  if (word == "a" || word == "always") return host::ApprovalAnswer::kConversation;
+  if ((word == "a" || word == "always") && request.text.always_offered) {
+    return host::ApprovalAnswer::kConversation;
+  }
   return host::ApprovalAnswer::kDeny;
 }
 

@@ -15,6 +15,28 @@ std::size_t approximate_size(const Json& data) {
   return size;
 }
 
+// What keeping a bundle costs against the budget: its data and metadata
+// (a flood of big metadata is a flood too) and the fixed overhead.
+std::size_t charged_size(const Json& bundle) {
+  std::size_t size = kDisplayOverheadBytes;
+  for (const char* key : {"data", "metadata"}) {
+    auto part = bundle.find(key);
+    if (part != bundle.end() && part->is_object()) size += approximate_size(*part);
+  }
+  return size;
+}
+
+Json dropped_marker(std::size_t dropped) {
+  std::string text = "[openai4s: " + std::to_string(dropped) +
+                     " more displays dropped: a response keeps at most " +
+                     std::to_string(kMaxCollectedDisplays) + " displays and " +
+                     std::to_string(kMaxCollectedDisplayBytes) + " bytes of them]";
+  return Json{{"data", {{"text/plain", std::move(text)}}},
+              {"metadata", {{"openai4s", {{"dropped_displays", dropped}}}}},
+              {"display_id", nullptr},
+              {"update", false}};
+}
+
 }  // namespace
 
 std::optional<Json> display_bundle(const Json& frame) {
@@ -46,10 +68,12 @@ std::optional<Json> display_bundle(const Json& frame) {
 }
 
 void DisplayCollector::keep(Json bundle) {
-  auto data = bundle.find("data");
-  std::size_t size = data == bundle.end() ? 16 : approximate_size(*data);
-  if (bytes_ + size > kMaxCollectedDisplayBytes) {
-    truncated_ = true;
+  const std::size_t size = charged_size(bundle);
+  // Once one is dropped the rest are too, so the kept ones stay a prefix
+  // of what the cell displayed (an update never outlives its display).
+  if (dropped_ > 0 || kept_.size() >= kMaxCollectedDisplays ||
+      bytes_ + size > kMaxCollectedDisplayBytes) {
+    ++dropped_;
     return;
   }
   bytes_ += size;
@@ -59,7 +83,10 @@ void DisplayCollector::keep(Json bundle) {
 Json DisplayCollector::take() {
   Json out = Json::array();
   for (auto& bundle : kept_) out.push_back(std::move(bundle));
+  if (dropped_ > 0) out.push_back(dropped_marker(dropped_));
   kept_.clear();
+  bytes_ = 0;
+  dropped_ = 0;
   return out;
 }
 

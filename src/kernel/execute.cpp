@@ -203,8 +203,11 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
       if (chunk_error) return std::move(*chunk_error);
       // Only when the cell displayed something: a plain cell's response
       // keeps its exact key set.
+      if (response && displays.truncated()) {
+        response.value()["displays_truncated"] = true;
+        response.value()["displays_dropped"] = displays.dropped();
+      }
       if (response && !displays.empty()) response.value()["displays"] = displays.take();
-      if (response && displays.truncated()) response.value()["displays_truncated"] = true;
       return response;
     }
     if (type == proto::frame::kHostCall) {

@@ -38,13 +38,15 @@ class PromptBroker:
     # -- the cell's thread ---------------------------------------------------
 
     def approve(self, request):
-        """A dispatcher approver: "once", "conversation" or "deny"."""
-        text = (
-            f"The cell asks to use host tool '{request.get('tool')}' on:\n"
-            f"    {request.get('target')}\n"
-            "Allow? [y]es once / [a]lways this session / [N]o: "
-        )
-        return self._ask(Question(APPROVAL, text))
+        """A dispatcher approver: "once", "conversation" or "deny".
+
+        The prompt is the host's rendering (openai4s._core, shared by every
+        front door): the target's control and bidi characters escaped, a
+        long target visibly cut, "always" offered only when it may be."""
+        answer = self._ask(Question(APPROVAL, request["prompt"]))
+        if answer == "conversation" and "conversation" not in request.get("choices", ()):
+            return "deny"
+        return answer
 
     def read_input(self, prompt, password=False):
         """An execute(on_input=...) callback: the line typed, without its

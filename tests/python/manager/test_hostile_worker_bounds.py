@@ -96,3 +96,33 @@ def test_a_forged_oversized_response_is_cut_to_the_documented_bound(tmp_path):
         # The real response of that cell arrives later and is dropped as
         # stale; the kernel stays aligned.
         assert k.execute("print('next')")["stdout"] == "next\n"
+
+
+# 400,000 one-character displays: their payload is 400 kB, far under the
+# 64 MB display budget, but each one kept is an object on the host.
+DISPLAY_FLOOD = """
+for i in range(400_000):
+    display(1)
+print("flooded")
+"""
+
+
+def test_a_flood_of_tiny_displays_keeps_the_host_bounded(tmp_path):
+    with Kernel(cwd=tmp_path) as k:
+        k.execute("pass")  # worker up and the host's steady state reached
+        with _PeakRss() as rss:
+            result = k.execute(DISPLAY_FLOOD)
+        assert result["error"] is None, result["error"]
+        assert result["stdout"] == "flooded\n"
+        displays = result["displays"]
+        # At most 10,000 kept, then one marker that says how many were not.
+        assert len(displays) == 10_001
+        assert result["displays_truncated"] is True
+        assert result["displays_dropped"] == 390_000
+        marker = displays[-1]
+        assert marker["metadata"]["openai4s"]["dropped_displays"] == 390_000
+        assert "390000 more displays dropped" in marker["data"]["text/plain"]
+        # Once grew the host by 560-610 MiB; now well under the budget.
+        grew = rss.peak - rss.base
+        assert grew < 96 * 1024 * 1024, f"host RSS grew by {grew // (1024 * 1024)} MiB"
+        assert k.execute("print('still aligned')")["stdout"] == "still aligned\n"

@@ -1,0 +1,49 @@
+// What an approval prompt shows of its target, rendered once for every
+// front door (the REPL, the Jupyter kernel's input_request, the Python
+// API's approver, MCP elicitation), so that a cell cannot make a prompt
+// lie: the target's controls (CR, ESC sequences, backspace, C1, DEL) and
+// its invisible or reordering characters (bidi overrides and isolates,
+// marks, zero-widths, line separators) are shown as escapes, each of its
+// lines sits behind a gutter, and a target too long to show whole is cut
+// visibly, with its length and sha256, and then only "once" may be given.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace o4s::host {
+
+// A target shows whole when it has at most this many bytes and lines.
+inline constexpr std::size_t kApprovalShownBytes = 4000;
+inline constexpr std::size_t kApprovalShownLines = 40;
+// The gutter in front of each line of the target in a prompt.
+inline constexpr std::string_view kApprovalGutter = "    | ";
+
+// `text` with every character a terminal or a bidi renderer would act on
+// escaped: \t \r \n, \xNN for other C0 bytes, DEL and bytes that are not
+// UTF-8, \u{NNNN} for C1 and the invisible/reordering code points.
+// Printable text (backslashes included) passes unchanged.
+std::string escape_for_display(std::string_view text);
+
+struct ApprovalText {
+  // The target's lines, escaped, each behind kApprovalGutter and ending in
+  // '\n'; when cut, the last line says so with the length and sha256.
+  std::string target_block;
+  bool whole = true;          // every byte of the target is shown
+  std::size_t length = 0;     // bytes of the target
+  std::string sha256;         // of the target
+  bool always_offered = true; // "always" may be offered (whole and verbatim)
+  // The whole question: who asks, the target block and the choices.
+  std::string prompt;
+};
+
+// `verbatim`: the target is the call's own text (a bash target whose
+// secrets were redacted is not, so "always" would approve what nobody saw).
+ApprovalText render_approval(std::string_view tool, std::string_view target, bool verbatim = true);
+
+// The target as a durable request row keeps it: whole up to
+// kApprovalShownBytes, else that prefix and a mark with length and sha256.
+std::string bounded_target(std::string_view target);
+
+}  // namespace o4s::host

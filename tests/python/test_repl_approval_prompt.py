@@ -1,0 +1,49 @@
+"""An approval prompt in a real terminal (tmux) cannot be made to lie: the
+cell's control characters reach the screen as escapes, and a target too
+long to show whole is cut visibly and may be approved only once
+(issue 27, point 2). The pane's text is what a person would read."""
+
+import shutil
+import sys
+
+import pytest
+
+from repl_support import TmuxPane
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+
+
+@pytest.fixture
+def pane(tmp_path):
+    pane = TmuxPane(tmp_path)
+    pane.start(["env", f"HOME={tmp_path}", sys.executable, "-m", "openai4s", "repl"])
+    pane.wait_for_text("In [1]:")
+    yield pane
+    pane.kill_server()
+
+
+def test_a_carriage_return_and_erase_line_cannot_hide_the_real_command(pane):
+    # The cell builds the controls at run time, so the echoed source holds
+    # none; only the prompt could carry them to the terminal.
+    pane.send(
+        "host.bash('rm -rf precious' + chr(13) + chr(27) + '[2K' + 'echo harmless')",
+        "Enter",
+    )
+    screen = pane.wait_for(lambda text: "Allow? [y]es once" in text, "the approval prompt")
+    # Old behaviour: CR + ESC[2K erased "rm -rf precious" and the line read
+    # "echo harmless". Now the whole command is on screen, escaped.
+    assert "    | rm -rf precious\\r\\x1b[2Kecho harmless" in screen
+    pane.send("n", "Enter")
+    pane.wait_for_text("denied by user")
+    pane.wait_for_text("In [2]:")
+
+
+def test_a_cut_target_says_so_and_offers_only_once(pane):
+    pane.send("r = host.bash('echo ' + 'x' * 5000 + ' && echo done')", "Enter")
+    screen = pane.wait_for(lambda text: "bytes shown; sha256 " in text, "the cut mark")
+    assert "of 5018 bytes shown; sha256 " in screen
+    assert "[a]lways" not in screen
+    # "a" is not an answer here: it denies.
+    pane.send("a", "Enter")
+    pane.wait_for_text("denied by user")
+    pane.wait_for_text("In [2]:")
