@@ -1,5 +1,6 @@
 #include "host/approval_text.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 
@@ -21,7 +22,10 @@ struct CodePoint {
 CodePoint decode_at(std::string_view text, std::size_t i) {
   const auto lead = static_cast<unsigned char>(text[i]);
   if (lead < 0x80) return {lead, 1, true};
-  const std::size_t length = (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+  const std::size_t length = (lead >> 5) == 0x6    ? 2
+                             : (lead >> 4) == 0xE  ? 3
+                             : (lead >> 3) == 0x1E ? 4
+                                                   : 0;
   if (length == 0 || i + length > text.size()) return {};
   char32_t value = lead & (0x7F >> length);
   for (std::size_t k = 1; k < length; ++k) {
@@ -39,14 +43,14 @@ CodePoint decode_at(std::string_view text, std::size_t i) {
 
 // Code points that move the cursor, reorder text or are invisible.
 bool needs_escape(char32_t c) {
-  if (c < 0x20 || c == 0x7F) return true;          // C0 (ESC, CR, BS, ...) and DEL
-  if (c >= 0x80 && c <= 0x9F) return true;         // C1 (CSI, NEL, ...)
-  if (c == 0x061C || c == 0x180E) return true;     // Arabic letter mark, Mongolian separator
-  if (c >= 0x200B && c <= 0x200F) return true;     // zero-widths, LRM, RLM
-  if (c >= 0x2028 && c <= 0x202E) return true;     // line/paragraph separators, LRE..RLO
-  if (c >= 0x2060 && c <= 0x206F) return true;     // word joiner, LRI..PDI, deprecated formats
-  if (c == 0xFEFF) return true;                    // zero-width no-break space
-  if (c >= 0xFFF9 && c <= 0xFFFB) return true;     // interlinear annotation
+  if (c < 0x20 || c == 0x7F) return true;       // C0 (ESC, CR, BS, ...) and DEL
+  if (c >= 0x80 && c <= 0x9F) return true;      // C1 (CSI, NEL, ...)
+  if (c == 0x061C || c == 0x180E) return true;  // Arabic letter mark, Mongolian separator
+  if (c >= 0x200B && c <= 0x200F) return true;  // zero-widths, LRM, RLM
+  if (c >= 0x2028 && c <= 0x202E) return true;  // line/paragraph separators, LRE..RLO
+  if (c >= 0x2060 && c <= 0x206F) return true;  // word joiner, LRI..PDI, deprecated formats
+  if (c == 0xFEFF) return true;                 // zero-width no-break space
+  if (c >= 0xFFF9 && c <= 0xFFFB) return true;  // interlinear annotation
   return false;
 }
 
@@ -122,7 +126,8 @@ ApprovalText render_approval(std::string_view tool, std::string_view target, boo
   text.prompt = "The cell asks to use host tool '" + escape_for_display(tool) + "' on (" +
                 std::to_string(text.length) + " bytes):\n" + text.target_block;
   if (!verbatim) text.prompt += "(secrets in it are shown redacted)\n";
-  if (!text.whole) text.prompt += "(the target is too long to show whole: only once may be given)\n";
+  if (!text.whole)
+    text.prompt += "(the target is too long to show whole: only once may be given)\n";
   text.prompt += text.always_offered ? "Allow? [y]es once / [a]lways this session / [N]o: "
                                      : "Allow? [y]es once / [N]o: ";
   return text;

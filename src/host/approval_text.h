@@ -30,10 +30,10 @@ struct ApprovalText {
   // The target's lines, escaped, each behind kApprovalGutter and ending in
   // '\n'; when cut, the last line says so with the length and sha256.
   std::string target_block;
-  bool whole = true;          // every byte of the target is shown
-  std::size_t length = 0;     // bytes of the target
-  std::string sha256;         // of the target
-  bool always_offered = true; // "always" may be offered (whole and verbatim)
+  bool whole = true;           // every byte of the target is shown
+  std::size_t length = 0;      // bytes of the target
+  std::string sha256;          // of the target
+  bool always_offered = true;  // "always" may be offered (whole and verbatim)
   // The whole question: who asks, the target block and the choices.
   std::string prompt;
 };

@@ -240,10 +240,10 @@ Result<Json> HostDispatcher::call(const std::string& method, const Json& args,
                         *secret}};
   } else if (auto tool = gated_tool(method)) {
     const std::string target = permission_target(method, decoded);
-    GateVerdict verdict = gate(*config_.store, context.frame_id, *tool, target,
-                               context.action_context,
-                               lower_trimmed(context.settings.unattended_approval),
-                               context.approver, permission_target_verbatim(method, decoded, target));
+    GateVerdict verdict =
+        gate(*config_.store, context.frame_id, *tool, target, context.action_context,
+             lower_trimmed(context.settings.unattended_approval), context.approver,
+             permission_target_verbatim(method, decoded, target));
     row.permission_decision_id = verdict.decision_id;
     if (!verdict.allow) {
       outcome = Json{

@@ -184,14 +184,11 @@ GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id
   request.tool = tool;
   // The row keeps a bounded target; its sha256 names the whole one.
   request.target = bounded_target(target);
-  Json scopes = text.always_offered ? Json{"once", "conversation", "project", "global"}
-                                    : Json{"once"};
-  request.payload = Json{{"type", "await_permission"},
-                         {"tool", tool},
-                         {"target", request.target},
-                         {"target_length", text.length},
-                         {"target_sha256", text.sha256},
-                         {"frame_id", root},
+  Json scopes =
+      text.always_offered ? Json{"once", "conversation", "project", "global"} : Json{"once"};
+  request.payload = Json{{"type", "await_permission"},   {"tool", tool},
+                         {"target", request.target},     {"target_length", text.length},
+                         {"target_sha256", text.sha256}, {"frame_id", root},
                          {"scopes", std::move(scopes)}};
   if (action_context.is_object()) {
     for (const char* key : {"action_group_id", "action_id", "tool_call_id"}) {

@@ -11,7 +11,10 @@
 // that matched anywhere is reported, so a command matching several rows
 // always gets the same reason. The table is data (precheck_rules.json, which
 // the worker's Python check reads too); nesting past its depth limit, deletes
-// it cannot resolve and anything it fails to analyse are refused.
+// it cannot resolve and anything it fails to analyse are refused, and so are
+// scripts it cannot read (eval or sh -c of an expansion, a pipe into a
+// shell, an alias definition, an expansion run as a command after IFS
+// changed).
 //
 // A guard against accidents, not a security boundary: the sandbox is.
 #include "host/precheck.h"
@@ -41,12 +44,22 @@ enum Row : std::uint32_t {
   kUnresolvedDelete = 1U << 7,
   kTooDeep = 1U << 8,
   kUnanalysable = 1U << 9,
+  kRsyncDelete = 1U << 10,
+  kInterpreterDelete = 1U << 11,
+  kUnresolvedScript = 1U << 12,
+  kShellFromPipe = 1U << 13,
+  kAliasDefinition = 1U << 14,
 };
 
 constexpr std::string_view kRowKeys[] = {
-    "recursive_delete", "mkfs",         "dd_device",       "raw_device",
-    "chmod_root",       "fork_bomb",    "curl_pipe_shell", "unresolved_delete",
-    "too_deep",         "unanalysable",
+    "recursive_delete",  "mkfs",
+    "dd_device",         "raw_device",
+    "chmod_root",        "fork_bomb",
+    "curl_pipe_shell",   "unresolved_delete",
+    "too_deep",          "unanalysable",
+    "rsync_delete",      "interpreter_delete",
+    "unresolved_script", "shell_from_pipe",
+    "alias_definition",
 };
 
 // Where the cd's of a command list leave a relative delete target.
@@ -87,6 +100,8 @@ bool is_filesystem_root(std::string_view target) {
 // directory is never a workspace and a typo there is unrecoverable.
 bool is_root_or_home(std::string_view target) {
   if (is_filesystem_root(target)) return true;
+  // ~user is a home too (and ~+, ~- are not resolved here): all refused.
+  if (starts_with(target, rules().home_prefix)) return true;
   std::vector<std::string_view> roots = {"/"};
   for (const std::string& home : rules().home_spellings) roots.push_back(home);
   for (std::string_view root : roots) {
@@ -190,6 +205,47 @@ std::uint32_t xargs_rows(const std::vector<std::string>& args, Cwd cwd) {
   return rm_rows(std::vector<std::string>(run.begin() + 1, run.end()), cwd, true);
 }
 
+// rsync --delete ... DEST deletes what DEST holds beyond the source; DEST
+// is the last operand.
+std::uint32_t rsync_rows(const std::vector<std::string>& args, Cwd cwd) {
+  bool deletes = false;
+  const std::string* destination = nullptr;
+  for (const std::string& arg : args) {
+    if (contains(rules().rsync_delete_options, arg) ||
+        starts_with(arg, rules().rsync_delete_option_prefix)) {
+      deletes = true;
+    } else if (arg.size() < 2 || arg[0] != '-') {
+      destination = &arg;
+    }
+  }
+  if (!deletes || destination == nullptr) return 0;
+  const std::uint32_t rows = target_rows(*destination, cwd);
+  return (rows & kRecursiveDelete) != 0 ? std::uint32_t{kRsyncDelete} : rows;
+}
+
+// python3.11 is python; perl5 is perl.
+bool is_interpreter(std::string_view name) {
+  if (contains(rules().interpreters, name)) return true;
+  const std::size_t end = name.find_last_not_of(rules().interpreter_version_chars);
+  return end != std::string_view::npos && contains(rules().interpreters, name.substr(0, end + 1));
+}
+
+// python3 -c / perl -e ... that names rmtree or unlink and / or ~: each
+// argument is searched for a fixed set of short literals, so linear.
+std::uint32_t interpreter_rows(const std::vector<std::string>& args) {
+  bool deletes = false;
+  bool rooted = false;
+  for (const std::string& arg : args) {
+    for (const std::string& word : rules().interpreter_delete_words) {
+      deletes = deletes || arg.find(word) != std::string::npos;
+    }
+    for (const std::string& literal : rules().interpreter_root_literals) {
+      rooted = rooted || arg.find(literal) != std::string::npos;
+    }
+  }
+  return deletes && rooted ? std::uint32_t{kInterpreterDelete} : 0U;
+}
+
 Cwd cd_state(const std::vector<std::string>& args, Cwd cwd) {
   const std::string* target = nullptr;
   for (const std::string& arg : args) {
@@ -280,6 +336,8 @@ std::uint32_t command_rows(const std::vector<std::string>& words,
   if (name == "dd" && dd_matches(args)) rows |= kDdDevice;
   if (name == "chmod" && chmod_matches(args)) rows |= kChmodRoot;
   if (ascii::matches_lower_at(name, 0, "mkfs")) rows |= kMkfs;  // mkfs2, MKFS.ext4 as a command
+  if (name == "rsync") rows |= rsync_rows(args, cwd);
+  if (is_interpreter(name)) rows |= interpreter_rows(args);
   return rows;
 }
 
@@ -368,8 +426,57 @@ bool pipes_download_into_shell(const std::vector<shell::SimpleCommand>& commands
   return false;
 }
 
+bool holds_expansion(std::string_view word) {
+  return word.find_first_of(rules().expansion_chars) != std::string_view::npos;
+}
+
+// Index in `run` of the script a shell or su is given with -c; 0 for none.
+std::size_t command_script_index(const std::vector<std::string>& run) {
+  for (std::size_t i = 1; i + 1 < run.size(); ++i) {
+    const std::string& word = run[i];
+    const bool short_c =
+        word.size() > 1 && word[0] == '-' && word[1] != '-' && word.find('c') != std::string::npos;
+    if (short_c || word == "--command") return i + 1;
+  }
+  return 0;
+}
+
+// Scripts the precheck cannot read: eval or sh -c of an expansion or a
+// substitution (known only when it runs), an alias definition (it renames
+// commands out of sight), a shell reading its script from a pipe.
+std::uint32_t script_rows(const std::vector<std::string>& run, bool piped_in) {
+  if (run.empty()) return 0;
+  const std::string_view name = basename_of(run.front());
+  if (name == "eval") {
+    for (std::size_t i = 1; i < run.size(); ++i) {
+      if (holds_expansion(run[i])) return kUnresolvedScript;
+    }
+    return 0;
+  }
+  if (name == "alias") {
+    for (std::size_t i = 1; i < run.size(); ++i) {
+      if (run[i].find('=') != std::string::npos) return kAliasDefinition;
+    }
+    return 0;
+  }
+  if (!is_shell(name) && name != "su") return 0;
+  if (const std::size_t script = command_script_index(run); script != 0) {
+    return holds_expansion(run[script]) ? std::uint32_t{kUnresolvedScript} : 0U;
+  }
+  return piped_in && is_shell(name) ? std::uint32_t{kShellFromPipe} : 0U;
+}
+
+bool assigns_ifs(const std::vector<std::string>& words) {
+  for (const std::string& word : words) {
+    for (const std::string& assignment : rules().ifs_assignments) {
+      if (starts_with(word, assignment)) return true;
+    }
+  }
+  return false;
+}
+
 // Scripts a command hands to another interpreter: `sh -c S`, `su -c S`,
-// `eval S...`, `env -S S`.
+// `eval S...`, `env -S S`, and an alias's value.
 void collect_scripts(const std::vector<std::string>& words, const std::vector<std::string>& run,
                      std::vector<std::string>& scripts) {
   for (std::size_t i = 0; i < words.size(); ++i) {
@@ -393,15 +500,16 @@ void collect_scripts(const std::vector<std::string>& words, const std::vector<st
     scripts.push_back(std::move(joined));
     return;
   }
-  if (!is_shell(name) && name != "su") return;
-  for (std::size_t i = 1; i + 1 < run.size(); ++i) {
-    const std::string& word = run[i];
-    const bool short_c =
-        word.size() > 1 && word[0] == '-' && word[1] != '-' && word.find('c') != std::string::npos;
-    if (short_c || word == "--command") {
-      scripts.push_back(run[i + 1]);
-      return;
+  if (name == "alias") {
+    for (std::size_t i = 1; i < run.size(); ++i) {
+      const std::size_t equals = run[i].find('=');
+      if (equals != std::string::npos) scripts.push_back(run[i].substr(equals + 1));
     }
+    return;
+  }
+  if (!is_shell(name) && name != "su") return;
+  if (const std::size_t script = command_script_index(run); script != 0) {
+    scripts.push_back(run[script]);
   }
 }
 
@@ -412,10 +520,18 @@ std::uint32_t analyse(std::string_view text, int depth) {
   runs.reserve(commands.size());
   std::uint32_t rows = 0;
   Cwd cwd = Cwd::kUnchanged;
+  bool piped_in = false;
+  bool ifs_changed = false;
   for (const shell::SimpleCommand& command : commands) {
     runs.push_back(shell::strip_launch_prefixes(command.words));
     const std::vector<std::string>& run = runs.back();
     rows |= command_rows(run, command.write_targets, cwd);
+    rows |= script_rows(run, piped_in);
+    // After IFS changes, an expansion run as a command splits into words
+    // nobody can see here (IFS=,; c=rm,-rf,/; $c).
+    ifs_changed = ifs_changed || assigns_ifs(command.words);
+    if (ifs_changed && !run.empty() && holds_expansion(run.front())) rows |= kUnresolvedScript;
+    piped_in = command.next_operator == "|" || command.next_operator == "|&";
     if (!run.empty() && contains(rules().directory_changers, basename_of(run.front()))) {
       cwd = cd_state(std::vector<std::string>(run.begin() + 1, run.end()), cwd);
     }

@@ -29,6 +29,7 @@ PrecheckRules parse_rules() {
   out.shells = string_set(rules.at("shells"));
   out.downloaders = string_set(rules.at("downloaders"));
   out.home_spellings = rules.at("home_spellings").get<std::vector<std::string>>();
+  out.home_prefix = rules.at("home_prefix").get<std::string>();
   out.root_separators = rules.at("root_separators").get<std::string>();
   out.permissive_modes = string_set(rules.at("permissive_modes"));
   out.harmless_devices = string_set(rules.at("harmless_devices"));
@@ -39,6 +40,16 @@ PrecheckRules parse_rules() {
   out.xargs_options_with_argument = string_set(del.at("xargs_options_with_argument"));
   out.unresolved_markers = del.at("unresolved_markers").get<std::vector<std::string>>();
   out.directory_changers = string_set(del.at("directory_changers"));
+  const Json& rsync = rules.at("rsync");
+  out.rsync_delete_options = string_set(rsync.at("delete_options"));
+  out.rsync_delete_option_prefix = rsync.at("delete_option_prefix").get<std::string>();
+  const Json& one_liners = rules.at("one_liners");
+  out.interpreters = string_set(one_liners.at("interpreters"));
+  out.interpreter_version_chars = one_liners.at("version_chars").get<std::string>();
+  out.interpreter_delete_words = one_liners.at("delete_words").get<std::vector<std::string>>();
+  out.interpreter_root_literals = one_liners.at("root_literals").get<std::vector<std::string>>();
+  out.ifs_assignments = rules.at("ifs_assignments").get<std::vector<std::string>>();
+  out.expansion_chars = rules.at("expansion_chars").get<std::string>();
   for (const auto& [name, options] : rules.at("launch_prefixes").items()) {
     out.launch_prefixes[name] = options.get<std::vector<std::string>>();
   }

@@ -18,6 +18,7 @@ struct PrecheckRules {
   std::set<std::string, std::less<>> shells;
   std::set<std::string, std::less<>> downloaders;
   std::vector<std::string> home_spellings;
+  std::string home_prefix;  // "~": any target it starts is a home (~, ~/x, ~user)
   std::string root_separators;
   std::set<std::string, std::less<>> permissive_modes;
   std::set<std::string, std::less<>> harmless_devices;
@@ -27,6 +28,14 @@ struct PrecheckRules {
   std::set<std::string, std::less<>> xargs_options_with_argument;
   std::vector<std::string> unresolved_markers;
   std::set<std::string, std::less<>> directory_changers;
+  std::set<std::string, std::less<>> rsync_delete_options;
+  std::string rsync_delete_option_prefix;
+  std::set<std::string, std::less<>> interpreters;  // one-liner runners (python3 -c, perl -e)
+  std::string interpreter_version_chars;            // python3.11 is python
+  std::vector<std::string> interpreter_delete_words;
+  std::vector<std::string> interpreter_root_literals;
+  std::vector<std::string> ifs_assignments;
+  std::string expansion_chars;
   // Launch prefix -> its options that take the next word as an argument.
   std::map<std::string, std::vector<std::string>, std::less<>> launch_prefixes;
   std::set<std::string, std::less<>> prefix_with_operand;

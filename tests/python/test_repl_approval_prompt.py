@@ -47,3 +47,25 @@ def test_a_cut_target_says_so_and_offers_only_once(pane):
     pane.send("a", "Enter")
     pane.wait_for_text("denied by user")
     pane.wait_for_text("In [2]:")
+
+
+def _attributes_of_line(pane, needle):
+    """The line holding `needle` as tmux holds it, with its SGR attributes."""
+    text = pane.tmux("capture-pane", "-p", "-e", "-J", "-S", "-500", "-t", "repl")
+    return next(line for line in text.splitlines() if needle in line)
+
+
+def test_terminal_state_left_by_the_cell_cannot_hide_the_prompt(pane):
+    # Concealed black-on-black text, switched on by the cell's own output
+    # just before it asks: the prompt would be there but unreadable.
+    pane.send(
+        "import sys; print(chr(27) + '[8;30;40m', end=''); sys.stdout.flush(); "
+        "host.bash('rm -rf precious')",
+        "Enter",
+    )
+    pane.wait_for(lambda text: "Allow? [y]es once" in text, "the approval prompt")
+    # tmux writes a cell's attributes as SGR codes: a plain line has none.
+    line = _attributes_of_line(pane, "    | rm -rf precious")
+    assert "\x1b[" not in line, repr(line)
+    pane.send("n", "Enter")
+    pane.wait_for_text("denied by user")

@@ -18,6 +18,13 @@ from dataclasses import dataclass, field
 APPROVAL = "approval"
 INPUT = "input"
 
+# Written before an approval prompt. The cell's own output reaches the
+# terminal verbatim, and terminal state outlives it: concealed or
+# same-colour text, a line-drawing character set, a scroll region. A soft
+# reset (DECSTR) and an attribute reset put the prompt back on a plain
+# screen; they clear nothing that was shown.
+TERMINAL_RESET = "\x1b[!p\x1b[0m"
+
 
 @dataclass
 class Question:
@@ -87,6 +94,8 @@ class PromptBroker:
         if question.kind == INPUT:
             reader = getpass.getpass if question.password else input
             return reader(question.text)
+        self.console.out.write(TERMINAL_RESET)
+        self.console.out.flush()
         reply = input(question.text).strip().lower()
         if reply in ("y", "yes"):
             return "once"

@@ -17,8 +17,13 @@ analysed the same way, up to a depth limit; nesting past it is refused.
 It fails closed on deletes it cannot resolve statically: a target with an
 expansion, a substitution, a brace list or ``..``, names from a pipe
 (``xargs rm``), ``find -delete``/``-exec rm``, a command name that is itself
-an expansion, and relative targets after a ``cd`` it cannot follow. Time is
-linear in the command length.
+an expansion, and relative targets after a ``cd`` it cannot follow; and on
+scripts it cannot read: ``eval`` or ``sh -c`` of an expansion or a
+substitution, a pipe into a shell, an alias definition, a command named by
+an expansion after an ``IFS`` assignment. ``~user`` is a home like ``~``;
+``rsync --delete`` into ``/`` or ``~`` and ``python3 -c``/``perl -e``
+one-liners naming ``rmtree``/``unlink`` with ``/`` or ``~`` are refused.
+Time is linear in the command length.
 """
 
 import json
@@ -37,6 +42,11 @@ RAW_DEVICE = _REASONS["raw_device"]
 CHMOD_ROOT = _REASONS["chmod_root"]
 FORK_BOMB = _REASONS["fork_bomb"]
 CURL_PIPE_SHELL = _REASONS["curl_pipe_shell"]
+RSYNC_DELETE = _REASONS["rsync_delete"]
+INTERPRETER_DELETE = _REASONS["interpreter_delete"]
+UNRESOLVED_SCRIPT = _REASONS["unresolved_script"]
+SHELL_FROM_PIPE = _REASONS["shell_from_pipe"]
+ALIAS_DEFINITION = _REASONS["alias_definition"]
 TOO_DEEP = _REASONS["too_deep"]
 UNANALYSABLE = _REASONS["unanalysable"]
 
@@ -49,6 +59,15 @@ _OPERATOR_STARTS = frozenset(op[0] for op in _OPERATORS)
 _SHELLS = frozenset(_RULES["shells"])
 _DOWNLOADERS = frozenset(_RULES["downloaders"])
 _HOME_SPELLINGS = tuple(_RULES["home_spellings"])
+_HOME_PREFIX = _RULES["home_prefix"]
+_RSYNC_DELETE_OPTIONS = frozenset(_RULES["rsync"]["delete_options"])
+_RSYNC_DELETE_PREFIX = _RULES["rsync"]["delete_option_prefix"]
+_ONE_LINERS = _RULES["one_liners"]
+_INTERPRETERS = frozenset(_ONE_LINERS["interpreters"])
+_DELETE_WORDS = tuple(_ONE_LINERS["delete_words"])
+_ROOT_LITERALS = tuple(_ONE_LINERS["root_literals"])
+_IFS_ASSIGNMENTS = tuple(_RULES["ifs_assignments"])
+_EXPANSION_CHARS = _RULES["expansion_chars"]
 _ROOT_SEPARATORS = _RULES["root_separators"]
 _PERMISSIVE_MODES = frozenset(_RULES["permissive_modes"])
 _HARMLESS_DEVICES = frozenset(_RULES["harmless_devices"])
@@ -246,8 +265,11 @@ def _strip_prefixes(words):
 
 def _root_like(target):
     """/, ~, $HOME or ${HOME}, alone or followed by a separator (so
-    "~/anything" too: the home directory is never a workspace)."""
+    "~/anything" too: the home directory is never a workspace), and any
+    "~user" home."""
     if target.startswith("/") and target.strip("/*.") == "":
+        return True
+    if target.startswith(_HOME_PREFIX):
         return True
     for root in ("/",) + _HOME_SPELLINGS:
         if not target.startswith(root):
@@ -331,6 +353,64 @@ def _xargs_rows(args, cwd):
     return set()
 
 
+def _rsync_rows(args, cwd):
+    """rsync --delete ... DEST deletes what DEST holds beyond the source;
+    DEST is the last operand."""
+    deletes, destination = False, None
+    for arg in args:
+        if arg in _RSYNC_DELETE_OPTIONS or arg.startswith(_RSYNC_DELETE_PREFIX):
+            deletes = True
+        elif not (len(arg) > 1 and arg.startswith("-")):
+            destination = arg
+    if not deletes or destination is None:
+        return set()
+    row = _target_row(destination, cwd)
+    return {"rsync_delete" if row == "recursive_delete" else row} - {None}
+
+
+def _is_interpreter(name):
+    return name.rstrip(_ONE_LINERS["version_chars"]) in _INTERPRETERS or name in _INTERPRETERS
+
+
+def _interpreter_rows(args):
+    """python3 -c / perl -e ... naming rmtree or unlink and / or ~."""
+    deletes = any(word in arg for arg in args for word in _DELETE_WORDS)
+    rooted = any(literal in arg for arg in args for literal in _ROOT_LITERALS)
+    return {"interpreter_delete"} if deletes and rooted else set()
+
+
+def _holds_expansion(word):
+    return any(char in word for char in _EXPANSION_CHARS)
+
+
+def _command_script_index(run):
+    """Index in `run` of the script a shell or su is given with -c, or None."""
+    for index in range(1, len(run) - 1):
+        word = run[index]
+        short_c = len(word) > 1 and word[0] == "-" and word[1] != "-" and "c" in word
+        if short_c or word == "--command":
+            return index + 1
+    return None
+
+
+def _script_rows(run, piped_in):
+    """Scripts the precheck cannot read: eval or sh -c of an expansion, an
+    alias definition, a shell reading its script from a pipe."""
+    if not run:
+        return set()
+    name, args = _basename(run[0]), run[1:]
+    if name == "eval":
+        return {"unresolved_script"} if any(map(_holds_expansion, args)) else set()
+    if name == "alias":
+        return {"alias_definition"} if any("=" in arg for arg in args) else set()
+    if name not in _SHELLS and name != "su":
+        return set()
+    index = _command_script_index(run)
+    if index is not None:
+        return {"unresolved_script"} if _holds_expansion(run[index]) else set()
+    return {"shell_from_pipe"} if piped_in and name in _SHELLS else set()
+
+
 def _cd_state(args, cwd):
     """Where a cd leaves the command list, as far as deletes are concerned."""
     operands = [arg for arg in args if not (len(arg) > 1 and arg.startswith("-"))]
@@ -384,13 +464,13 @@ def _nested_scripts(words, run):
     name = _basename(run[0])
     if name == "eval":
         scripts.append(" ".join(run[1:]))
+    elif name == "alias":
+        # An alias's value runs whenever its name does.
+        scripts.extend(arg.split("=", 1)[1] for arg in run[1:] if "=" in arg)
     elif name in _SHELLS or name == "su":
-        for index in range(1, len(run) - 1):
-            word = run[index]
-            short_c = len(word) > 1 and word[0] == "-" and word[1] != "-" and "c" in word
-            if short_c or word == "--command":
-                scripts.append(run[index + 1])
-                break
+        index = _command_script_index(run)
+        if index is not None:
+            scripts.append(run[index])
     return scripts
 
 
@@ -415,6 +495,10 @@ def _command_rows(run, targets, cwd):
         rows |= _dd_rows(args)
     if name == "chmod":
         rows |= _chmod_rows(args)
+    if name == "rsync":
+        rows |= _rsync_rows(args, cwd)
+    if _is_interpreter(name):
+        rows |= _interpreter_rows(args)
     return rows
 
 
@@ -477,10 +561,18 @@ def _classify(command, depth):
     lexed = _lex(command)
     raw = _commands(lexed.tokens)
     rows, cwd, runs = set(), None, []
+    piped_in = ifs_changed = False
     for words, targets, op in raw:
         run = _strip_prefixes(words)
         runs.append((run, targets, op))
         rows |= _command_rows(run, targets, cwd)
+        rows |= _script_rows(run, piped_in)
+        # After IFS changes, an expansion run as a command splits into
+        # words nobody can see here (IFS=,; c=rm,-rf,/; $c).
+        ifs_changed = ifs_changed or any(w.startswith(_IFS_ASSIGNMENTS) for w in words)
+        if ifs_changed and run and _holds_expansion(run[0]):
+            rows.add("unresolved_script")
+        piped_in = op in ("|", "|&")
         if run and _basename(run[0]) in _DIRECTORY_CHANGERS:
             cwd = _cd_state(run[1:], cwd)
     skeleton = "".join(lexed.skeleton)

@@ -171,3 +171,37 @@ def test_a_denial_says_why_in_the_cell(dispatcher, workspace):
             "try:\n    host.bash('echo hi')\nexcept RuntimeError as e:\n    print(e)"
         )
     assert "approval required but no interactive channel is attached" in result["stdout"]
+
+
+# Issue 27, point 7: spellings the precheck now refuses, each harmless if it
+# ran (an unset variable, a nonexistent user, a dry run), through a real
+# worker with bash allowed: the refusal is the precheck's, and nothing runs.
+_REFUSED_SPELLINGS = [
+    'eval "$NO_SUCH_VAR_O4S"',
+    'sh -c "$NO_SUCH_VAR_O4S"',
+    "alias ll='ls -la'",
+    "busybox rm -rf $NO_SUCH_VAR_O4S",
+    "echo 'echo piped' | sh",
+    "rsync -a --dry-run --delete /nonexistent-o4s/ ~",
+    "python3 -c \"import shutil; print(shutil.rmtree, '/')\"",
+    "perl -e 'print \"unlink ~\"'",
+    "IFS=,; c=echo,split; $c",
+    "rm -rf ~no-such-user-o4s",
+]
+
+
+def test_the_precheck_refuses_what_it_cannot_resolve(dispatcher, workspace):
+    allow_bash(dispatcher)
+    code = (
+        "for command in {commands!r}:\n"
+        "    try:\n"
+        "        print('ran:', host.bash(command)['stdout'].strip())\n"
+        "    except RuntimeError as e:\n"
+        "        print('refused:', e)\n"
+    ).format(commands=_REFUSED_SPELLINGS)
+    with Kernel(dispatcher=dispatcher, cwd=workspace) as k:
+        lines = k.execute(code)["stdout"].splitlines()
+    assert len(lines) == len(_REFUSED_SPELLINGS), lines
+    for command, line in zip(_REFUSED_SPELLINGS, lines):
+        assert line.startswith("refused:") and "static safety precheck" in line, (command, line)
+    assert [row for row in audit_rows(dispatcher) if "bash" in row[0]] == []

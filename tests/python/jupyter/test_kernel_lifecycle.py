@@ -142,8 +142,8 @@ def _bash_requests(environment):
 def test_an_ask_permission_becomes_a_prompt_on_stdin(kernel, environment, answer):
     code = "try:\n    print(host.bash('echo approved-run'))\nexcept RuntimeError as exc:\n    print('refused:', exc)\n"
     prompt, reply, text = _run_with_answer(kernel, code, answer)
-    assert "[y]es once / [a]lways / [N]o" in prompt["prompt"]
-    assert "echo approved-run" in prompt["prompt"]
+    assert "[y]es once / [a]lways this session / [N]o" in prompt["prompt"]
+    assert "    | echo approved-run\n" in prompt["prompt"]
     assert reply["status"] == "ok", reply
     state, scope, context = _bash_requests(environment)[-1]
     assert context == "live_thread"
@@ -159,6 +159,32 @@ def test_an_ask_permission_becomes_a_prompt_on_stdin(kernel, environment, answer
         msg_id = kernel.kc.execute(code, allow_stdin=True)
         reply, outputs = kernel.collect(msg_id)
         assert "approved-run" in stdout_of(outputs)
+
+
+def test_the_input_request_prompt_shows_controls_as_escapes(kernel, environment):
+    # A notebook or console would act on the CR and ESC[2K: the real command
+    # erased, "echo harmless" left on screen (issue 27, point 2).
+    code = (
+        "try:\n    host.bash('rm -rf precious' + chr(13) + chr(27) + '[2Kecho harmless')\n"
+        "except RuntimeError as exc:\n    print('refused:', exc)\n"
+    )
+    prompt, reply, text = _run_with_answer(kernel, code, "n")
+    assert "    | rm -rf precious\\r\\x1b[2Kecho harmless\n" in prompt["prompt"]
+    assert "\r" not in prompt["prompt"] and "\x1b" not in prompt["prompt"]
+    assert "denied by user" in text
+
+
+def test_a_long_target_is_cut_visibly_and_always_counts_as_once(kernel, environment):
+    code = (
+        "try:\n    print(host.bash('echo ' + 'x' * 5000 + ' && echo ran'))\n"
+        "except RuntimeError as exc:\n    print('refused:', exc)\n"
+    )
+    prompt, reply, text = _run_with_answer(kernel, code, "a")
+    assert "of 5017 bytes shown; sha256 " in prompt["prompt"]
+    assert "[a]lways" not in prompt["prompt"]
+    # "a" is not among the choices: it denies, and no rule is stored.
+    assert "denied by user" in text
+    assert _bash_requests(environment)[-1] == ("denied", None, "live_thread")
 
 
 def test_the_store_may_not_live_in_the_workspace(environment, tmp_path):

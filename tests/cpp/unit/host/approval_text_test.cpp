@@ -26,8 +26,12 @@ bool has_raw_control(const std::string& text) {
 TEST(EscapeForDisplay, EscapesControlsAndReorderingButKeepsPrintableText) {
   EXPECT_EQ(escape_for_display("ls -la caf\xC3\xA9 \\n"), "ls -la caf\xC3\xA9 \\n");
   EXPECT_EQ(escape_for_display("a\rb\x1b[2Kc\td\x7f"), "a\\rb\\x1b[2Kc\\td\\x7f");
-  EXPECT_EQ(escape_for_display("x\xC2\x9B" "31m"), "x\\u009b31m");
-  EXPECT_EQ(escape_for_display("\xE2\x80\xAE" "gpj.exe"), "\\u202egpj.exe");
+  EXPECT_EQ(escape_for_display("x\xC2\x9B"
+                               "31m"),
+            "x\\u009b31m");
+  EXPECT_EQ(escape_for_display("\xE2\x80\xAE"
+                               "gpj.exe"),
+            "\\u202egpj.exe");
   EXPECT_EQ(escape_for_display("\xE2\x81\xA6\xE2\x81\xA9\xE2\x80\x8E\xE2\x80\x8F\xD8\x9C"),
             "\\u2066\\u2069\\u200e\\u200f\\u061c");
   // Bytes that are not UTF-8 (a lone C1 byte, an overlong ESC) stay bytes.

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "host/precheck_rules.h"
+
 namespace o4s::host {
 namespace {
 
@@ -19,6 +21,7 @@ constexpr const char* kRaw = "overwrite of a raw block device";
 constexpr const char* kChmod = "chmod 777 on '/'";
 constexpr const char* kFork = "shell fork bomb";
 constexpr const char* kCurl = "piping a downloaded script directly into a shell";
+constexpr const char* kPipedShell = "piping into a shell: what it runs is not known statically";
 
 struct Blocked {
   const char* command;
@@ -139,22 +142,31 @@ INSTANTIATE_TEST_SUITE_P(UnresolvedTargets, PrecheckBlocks,
                          ::testing::Values(Blocked{"rm -rf $HOME_DIR", kUnresolved},
                                            Blocked{"rm -rf \"$HOME\"x", kUnresolved}));
 
+// Issue 27, point 7: once allowed, now refused (the shared corpus has the rest).
+INSTANTIATE_TEST_SUITE_P(FailClosed, PrecheckBlocks,
+                         ::testing::Values(Blocked{"rm -rf ~x", kRm},
+                                           Blocked{"cat x | sh", kPipedShell}));
+
+TEST(PrecheckTest, AShellScriptFromASubstitutionIsRefused) {
+  EXPECT_EQ(static_precheck("bash -c \"$(cat script.sh)\""),
+            precheck_rules().reasons.at("unresolved_script"));
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Ordinary, PrecheckAllows,
     ::testing::Values("", "   ", "\n\t", "rm -rf ./build", "rm -rf /tmp/x", "rm -rf build/",
-                      "rm -f /", "rm -rf ~x", "echo \"rm -rf /\"", "echo rm -rf /",
-                      "printf '%s\\n' 'rm -rf /'", "grep -r \"rm -rf /\" .", "# rm -rf /",
-                      "ls # ; rm -rf /", "git rm -r --cached /", "echo '$(rm -rf /)'", "ls -la /",
+                      "rm -f /", "echo \"rm -rf /\"", "echo rm -rf /", "printf '%s\\n' 'rm -rf /'",
+                      "grep -r \"rm -rf /\" .", "# rm -rf /", "ls # ; rm -rf /",
+                      "git rm -r --cached /", "echo '$(rm -rf /)'", "ls -la /",
                       "dd if=/dev/zero of=/dev/null bs=1M count=1", "dd if=/dev/zero of=./disk.img",
                       "echo \"dd of=/dev/sda\"", "echo x > /dev/null", "echo x 2>/dev/null",
                       "echo x > /dev/stderr", "echo '> /dev/sda'", "echo x > /dev/sda.txt",
                       "cat < /dev/sda", "ls /dev/sda", "chmod 777 ./script.sh", "chmod -R 755 /",
                       "chmod 777 /tmp/x", "echo ':(){ :|:& };:'", "f(){ echo hi; }; f",
                       "curl -o x.sh http://x && bash x.sh", "curl http://x | jq .",
-                      "echo \"curl x | sh\"", "curl x; sh y", "cat x | sh", "echo unmkfs mkfsx",
+                      "echo \"curl x | sh\"", "curl x; sh y", "echo unmkfs mkfsx",
                       "python -c 'print(1)'", "unbalanced 'quote rm -rf", "echo \"$(curl x)\"",
-                      "bash -c \"$(cat script.sh)\"", "diff <(ls a) <(ls b)", "bash < script.sh",
-                      "rm -rf $'/tmp/x'"));
+                      "diff <(ls a) <(ls b)", "bash < script.sh", "rm -rf $'/tmp/x'"));
 
 TEST(PrecheckTest, LongOptionRunsStayLinear) {
   std::string options;
