@@ -42,6 +42,10 @@ def test_it_stays_linear_on_long_option_runs():
     started = time.perf_counter()
     assert precheck("rm " + "-f " * 100_000 + "-r /") == RM_ROOT
     assert precheck("echo " + "'" * 100_001) is None
+    # The fail-closed rows of issue 27 scan each command once too.
+    assert precheck("alias " + "a=b " * 100_000) == precheck_module.ALIAS_DEFINITION
+    assert precheck("echo | " * 100_000 + "sh") == precheck_module.SHELL_FROM_PIPE
+    assert precheck("IFS=,; " + "$c; " * 50_000) == precheck_module.UNRESOLVED_SCRIPT
     # Generous: a shared, loaded machine; quadratic work here would take hours.
     assert time.perf_counter() - started < 30
 

@@ -183,6 +183,18 @@ TEST(PrecheckTest, LongOptionRunsStayLinear) {
   EXPECT_EQ(static_precheck(bombish), std::nullopt);
   EXPECT_EQ(static_precheck(std::string(500'000, '$') + "(" + "rm -rf /"),
             std::optional<std::string>(kRm));
+  // The fail-closed rows of issue 27 scan each command once too.
+  std::string aliases = "alias";
+  std::string pipes;
+  std::string expansions = "IFS=,;";
+  for (int i = 0; i < 100'000; ++i) {
+    aliases += " a=b";
+    pipes += "echo | ";
+    expansions += " $c;";
+  }
+  EXPECT_EQ(static_precheck(aliases), precheck_rules().reasons.at("alias_definition"));
+  EXPECT_EQ(static_precheck(pipes + "sh"), std::optional<std::string>(kPipedShell));
+  EXPECT_EQ(static_precheck(expansions), precheck_rules().reasons.at("unresolved_script"));
   const auto elapsed = std::chrono::steady_clock::now() - start;
   // Not a speed target: a quadratic scan of these megabyte inputs would take
   // many minutes, a linear one well under a second (about 2 s under ASan on
