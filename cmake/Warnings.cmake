@@ -4,4 +4,10 @@ function(o4s_warnings target)
     -Wnon-virtual-dtor -Wold-style-cast -Wcast-align -Wunused -Woverloaded-virtual
     -Wconversion -Wsign-conversion -Wdouble-promotion -Wformat=2
     -Wimplicit-fallthrough)
+  # CI builds with O4S_WERROR=ON (scripts/setup.sh and test.sh turn it on
+  # when CI=true): a warning one branch adds fails there, not in a user's
+  # first build.
+  if(O4S_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
 endfunction()
