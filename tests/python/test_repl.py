@@ -562,7 +562,22 @@ def test_a_dead_worker_is_replaced(tmp_path):
     proc = run_repl(tmp_path, "import os\nos._exit(1)\nprint('alive')\n")
     assert proc.returncode == 1
     assert proc.stdout == "alive\n"
-    assert "kernel died" in proc.stderr
+    # REPL words: no API advice ("call restart()") when the REPL restarts.
+    assert proc.stderr.splitlines() == [
+        "kernel error: kernel worker exited unexpectedly (exit status 1)",
+        "The kernel died; starting a fresh one (variables are lost).",
+    ]
+
+
+def test_api_advice_is_said_in_repl_words():
+    from openai4s.cli.render import repl_words
+    from openai4s.kernel.errors import KernelProtocolError, KernelRestartFailed
+
+    assert str(KernelProtocolError("out of step")).endswith("call restart()")
+    assert repl_words(str(KernelProtocolError("out of step"))) == (
+        "out of step; if the next request fails too, type %restart"
+    )
+    assert "type %restart again" in repl_words(str(KernelRestartFailed("no python")))
 
 
 def test_usage_footer_appears_only_for_slow_cells(tmp_path):

@@ -135,7 +135,11 @@ class Session:
             )
         except CellFailed as failure:
             self.failed = True
-            self.console.message(repl_words(f"kernel error: {failure.__cause__}\n"))
+            text = str(failure.__cause__)
+            if not self.kernel.is_alive():
+                # The REPL starts a fresh kernel itself (below): no advice.
+                text = text.split("; call restart()")[0]
+            self.console.message(repl_words(f"kernel error: {text}\n"))
         else:
             self._report(result, streamed)
         self._revive_if_dead()
