@@ -110,12 +110,16 @@ def test_make_jupyter_installs_kernels_jupyter_finds_with_no_extra_variable(tmp_
             ["jupyter", "kernelspec", "list"], capture_output=True, text=True, env=env, timeout=60
         )
         assert KERNEL_NAME in listed.stdout, listed.stderr
+    # A project directory: the home directory holds the store (~/.openai4s),
+    # which the kernel refuses to have inside its workspace.
+    project = tmp_path / "project"
+    project.mkdir()
     ran = subprocess.run(
         [sys.executable, "-c", _FIRST_CELL],
         capture_output=True,
         text=True,
         env=env,
-        cwd=tmp_path,
+        cwd=project,
         timeout=120,
     )
     assert ran.stdout.split() == ["42", "ok"], ran.stderr
