@@ -8,6 +8,7 @@ one-shot capability bound to this exact command, directory and worker spawn
 bounded output, and reports a safe summary (``record_bash_result``).
 """
 
+import builtins
 import hashlib
 import math
 import os
@@ -169,6 +170,11 @@ def _host_reason(exc):
     text = str(exc)
     prefix = "host.authorize_bash error: "
     return text[len(prefix) :] if text.startswith(prefix) else text
+
+
+class PermissionError(builtins.PermissionError, RuntimeError):  # noqa: A001
+    """A host.bash the permission gate refused. Shown as the builtin's name;
+    also a RuntimeError, which host.bash has always raised for refusals."""
 
 
 #: Characters of the command a refusal quotes (the cell has the whole text).

@@ -159,6 +159,10 @@ def test_a_refusal_is_one_line_in_the_cell(worker, tmp_path, reason, line):
     assert response["error"] == line + "\n"
     assert response["trace"]["error_lineno"] == 1
     assert not (tmp_path / "ran.txt").exists()
+    # Code that caught the RuntimeError host.bash always raised still does.
+    caught = "try:\n    host.bash('true')\nexcept RuntimeError as e:\n    print(type(e).__name__)"
+    response, _ = worker.execute(caught, on_host_call=deny)
+    assert response["stdout"] == "PermissionError\n"
 
 
 @pytest.mark.parametrize(
