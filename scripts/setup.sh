@@ -110,17 +110,21 @@ for target in "${targets[@]}"; do
   ninja -C build/release -t query "$target" >/dev/null 2>&1 || configure
 done
 
-# Say how long before it starts: the steps left, at about STEP_SECONDS of
-# one core each (measured on this project's 2-core machine, -O2, no cache).
-step_seconds=9
+# Say how long before it starts: the steps left at about 4 CPU seconds each
+# (a fresh clone's REPL build measured 343 CPU seconds for 91 steps, -O2, no
+# cache), over the cores this build gets: fewer when the machine is busy.
 steps=$(ninja -C build/release -n "${targets[@]}" 2>/dev/null | grep -c '^\[' || true)
 if [ "$steps" -gt 0 ]; then
   cores=$(nproc)
-  minutes=$(((steps * step_seconds / cores + 59) / 60))
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  share=$(awk -v load="$load" -v cores="$cores" 'BEGIN { print (load > cores ? load / cores : 1) }')
+  minutes=$(awk -v s="$steps" -v c="$cores" -v f="$share" 'BEGIN { print int(s * 4 / c * f / 60) + 1 }')
   what="the C++ core"
   [ "$part" = --repl ] && what="what the REPL needs"
   [ "$part" = --jupyter ] && what="the Jupyter kernel"
-  echo "setup: building $what: $steps steps, about $minutes min on $cores cores" \
+  busy=""
+  [ "$share" != 1 ] && busy=", the machine being busy (load $load)"
+  echo "setup: building $what: $steps steps, about $minutes min on $cores cores$busy" \
     "(a first build; later ones rebuild only what changed)"
 fi
 # Ninja prints one [n/total] line per step: the progress.
