@@ -4,4 +4,15 @@ function(o4s_warnings target)
     -Wnon-virtual-dtor -Wold-style-cast -Wcast-align -Wunused -Woverloaded-virtual
     -Wconversion -Wsign-conversion -Wdouble-promotion -Wformat=2
     -Wimplicit-fallthrough)
+  # CI builds with O4S_WERROR=ON (scripts/setup.sh and test.sh turn it on
+  # when CI=true): a warning one branch adds fails there, not in a user's
+  # first build.
+  if(O4S_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+    if(O4S_SANITIZE OR O4S_SANITIZE_THREAD)
+      # GCC 12's -Wmaybe-uninitialized misfires on the sanitizers'
+      # instrumentation (inside libstdc++'s <regex>): shown, not fatal.
+      target_compile_options(${target} PRIVATE -Wno-error=maybe-uninitialized)
+    endif()
+  endif()
 endfunction()

@@ -33,6 +33,16 @@ constexpr const char* kBindings[] = {"command_sha256", "cwd", "generation", "cha
 using Refusal = std::optional<std::string>;
 
 Json soft_fail(std::string message) { return Json{{"error", std::move(message)}}; }
+
+// "bash authorization: <detail...>". Built out of line: GCC 12 inlines
+// `std::string(kAuth) + "literal"` at -O2 and then warns about its own
+// memcpy (-Warray-bounds, a known false positive).
+[[gnu::noinline]] Json auth_fail(std::string_view detail, std::string_view more = {},
+                                 std::string_view tail = {}) {
+  std::string message(kAuth);
+  message.append(detail).append(more).append(tail);
+  return soft_fail(std::move(message));
+}
 Refusal refuse(const std::string& detail) { return std::string(kAuth) + detail; }
 
 std::int64_t system_now_ms() {
@@ -253,11 +263,11 @@ Json BashAuthorizationService::authorize(const Json& spec, const BashContext& co
     const std::int64_t now = clock_();
     purge(now);
     if (outstanding_locked() >= kMaxOutstanding) {
-      return soft_fail(std::string(kAuth) + "too many outstanding capabilities");
+      return auth_fail("too many outstanding capabilities");
     }
     std::string token = bash::random_url_safe_token(kTokenBytes);
     if (token.size() < kMinTokenChars || entries_.count(token) != 0) {
-      return soft_fail(std::string(kAuth) + "token generation failed closed");
+      return auth_fail("token generation failed closed");
     }
     Json capability = {
         {"version", kVersion},
@@ -284,7 +294,7 @@ Json BashAuthorizationService::authorize(const Json& spec, const BashContext& co
     return capability;
   } catch (const std::exception& error) {
     // Fail closed: no capability leaves a request we could not finish.
-    return soft_fail(std::string(kAuth) + "internal error: " + error.what());
+    return auth_fail("internal error: ", error.what());
   }
 }
 
@@ -307,24 +317,24 @@ void BashAuthorizationService::revoke_generation(const std::string& generation) 
 Json BashAuthorizationService::consume(const Json& spec,
                                        const std::optional<std::string>& trusted_generation) {
   const std::string token = token_of(spec);
-  if (token.empty()) return soft_fail(std::string(kAuth) + "token is required");
+  if (token.empty()) return auth_fail("token is required");
   std::lock_guard<std::mutex> lock(mutex_);
   const auto it = entries_.find(token);
-  if (it == entries_.end()) return soft_fail(std::string(kAuth) + "unknown or expired token");
+  if (it == entries_.end()) return auth_fail("unknown or expired token");
   Entry& entry = it->second;
   if (entry.consumed_at_ms || entry.recorded_at_ms) {
-    return soft_fail(std::string(kAuth) + "token was already consumed");
+    return auth_fail("token was already consumed");
   }
   const std::int64_t now = clock_();
   if (now >= entry.expires_at_ms) {
     entries_.erase(it);
-    return soft_fail(std::string(kAuth) + "token expired before execution");
+    return auth_fail("token expired before execution");
   }
   if (const char* key = mismatched_binding(spec, entry.capability)) {
-    return soft_fail(std::string(kAuth) + "token binding mismatch (" + key + ")");
+    return auth_fail("token binding mismatch (", key, ")");
   }
   if (const char* refusal = generation_refusal(entry, trusted_generation)) {
-    return soft_fail(std::string(kAuth) + refusal);
+    return auth_fail(refusal);
   }
   entry.consumed_at_ms = now;
   return Json{{"ok", true}, {"token", token}, {"consumed_at_ms", now}};
@@ -358,6 +368,9 @@ Json BashAuthorizationService::record_result(const Json& spec, const AuditSink& 
     row.method = "bash";
     row.args = Json::array({safe});
     row.ok = safe["status"] == "completed" && safe["exit_code"] == 0;
+    row.outcome = safe["status"] == "completed"
+                      ? "exit " + std::to_string(safe["exit_code"].get<std::int64_t>())
+                      : safe["status"].get<std::string>();
     if (frame.is_string()) row.frame_id = frame.get<std::string>();
     row.resource_keys = {"command-sha256:" + safe["command_sha256"].get<std::string>()};
     // The token is spent: keep only a tombstone so a replay is named as one.

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "base/ascii.h"
+#include "host/audit_story.h"
 #include "host/egress.h"
 #include "host/permission_gate.h"
 #include "host/precheck.h"
@@ -219,6 +220,13 @@ Result<Json> HostDispatcher::call(const std::string& method, const Json& args,
   row.frame_id = context.frame_id;
   row.side_effect_class = "runtime_mutation";
   row.resource_keys = {"host:" + method};
+  row.summary = call_summary(method, decoded);
+  if (method == "authorize_bash" && !decoded.empty() && decoded[0].is_object() &&
+      decoded[0].value("command_sha256", Json()).is_string()) {
+    // The key the result's row carries too ("bash", bash_capability.cpp):
+    // a reader joins the decision to the exit code through it.
+    row.resource_keys = {"command-sha256:" + decoded[0]["command_sha256"].get<std::string>()};
+  }
   if (context.action_context.is_object()) {
     if (auto it = context.action_context.find("action_group_id");
         it != context.action_context.end() && it->is_string()) {
@@ -238,6 +246,7 @@ Result<Json> HostDispatcher::call(const std::string& method, const Json& args,
                     "Permission denied: access to secret files (e.g. .env / keys) is "
                     "blocked: " +
                         *secret}};
+    row.decided_by = "secret-file gate";
   } else if (auto tool = gated_tool(method)) {
     const std::string target = permission_target(method, decoded);
     GateVerdict verdict =
@@ -245,6 +254,7 @@ Result<Json> HostDispatcher::call(const std::string& method, const Json& args,
              lower_trimmed(context.settings.unattended_approval), context.approver,
              permission_target_verbatim(method, decoded, target));
     row.permission_decision_id = verdict.decision_id;
+    row.decided_by = verdict.decided_by;
     if (!verdict.allow) {
       outcome = Json{
           {"error", "Permission denied: " + (verdict.message.empty() ? std::string("denied by user")
@@ -262,6 +272,7 @@ Result<Json> HostDispatcher::call(const std::string& method, const Json& args,
   } else {
     row.ok = false;
   }
+  row.outcome = call_outcome(method, outcome);
   // The audit row is written whatever happened; an audit failure must not
   // turn a completed action into an error the cell would retry.
   (void)config_.store->log_host_call(row);

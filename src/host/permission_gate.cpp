@@ -168,12 +168,13 @@ GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id
     // The reference treats an unreadable rule table as "ask", which an
     // unattended allow policy would then grant even over a standing deny.
     // A security decision that cannot be read fails closed instead.
-    return {false, "permission rules could not be read: " + rules.error().message, std::nullopt};
+    return {false, "permission rules could not be read: " + rules.error().message, std::nullopt,
+            "store"};
   }
   Decision decision = resolve_permission(rules.value(), tool, target);
-  if (decision == Decision::kAllow) return {true, {}, std::nullopt};
+  if (decision == Decision::kAllow) return {true, {}, std::nullopt, "rule"};
   if (decision == Decision::kDeny) {
-    return {false, "blocked by a standing 'deny' permission rule", std::nullopt};
+    return {false, "blocked by a standing 'deny' permission rule", std::nullopt, "rule"};
   }
 
   store::PermissionRequest request;
@@ -202,7 +203,8 @@ GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id
   }
   auto created = store.create_permission_request(request);
   if (!created) {
-    return {false, "approval required but its durable request could not be recorded", std::nullopt};
+    return {false, "approval required but its durable request could not be recorded", std::nullopt,
+            "store"};
   }
   const std::string& decision_id = created.value();
   ApprovalAnswer answer = ApprovalAnswer::kNoChannel;
@@ -220,16 +222,17 @@ GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id
   store::PermissionResolution resolution =
       asked ? interactive_resolution(answer, target) : unattended_resolution(unattended_policy);
   bool allow = resolution.state == "allowed";
+  std::string decided_by = asked ? "user" : "unattended";
   if (!store.resolve_permission_request(decision_id, resolution)) {
-    return {false, "approval persistence failed closed", decision_id};
+    return {false, "approval persistence failed closed", decision_id, "store"};
   }
   if (allow && answer == ApprovalAnswer::kConversation &&
       !store.set_permission_rule("conversation", root, tool, *resolution.pattern, "allow")) {
     // The call itself was approved and recorded; only the standing rule is
     // missing, so the next call asks again rather than being refused.
-    return {true, {}, decision_id};
+    return {true, {}, decision_id, decided_by};
   }
-  return {allow, allow ? std::string() : *resolution.message, decision_id};
+  return {allow, allow ? std::string() : *resolution.message, decision_id, decided_by};
 }
 
 }  // namespace o4s::host

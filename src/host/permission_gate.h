@@ -18,6 +18,10 @@ struct GateVerdict {
   bool allow = false;
   std::string message;  // why not, when refused
   std::optional<std::string> decision_id;
+  // Who decided, for the audit log: "rule" (a standing rule), "user" (an
+  // interactive answer), "unattended" (OPENAI4S_UNATTENDED_APPROVAL), or
+  // "store" (the decision could not be read or recorded: refused).
+  std::string decided_by = "rule";
 };
 
 // The permission tool for a method ("bash" for authorize_bash), or nullopt

@@ -58,7 +58,8 @@ HostReader host_reader_of(const SandboxIdentity& identity) {
     count = ::getgroups(count, supplementary.data());
     // A failure here would under-report: take it as root, which masks all.
     if (count < 0) reader.uid = 0;
-    for (int i = 0; i < count; ++i) reader.groups.push_back(supplementary[i]);
+    supplementary.resize(count < 0 ? 0 : static_cast<std::size_t>(count));
+    reader.groups.insert(reader.groups.end(), supplementary.begin(), supplementary.end());
   }
   return reader;
 }

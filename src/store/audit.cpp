@@ -38,15 +38,15 @@ Status Store::log_host_call(const HostCallRecord& record) {
       db_,
       "INSERT INTO host_call_log(call_id, frame_id, action_group_id, action_id, "
       "permission_decision_id, method, args_preview, result_preview, result_digest, "
-      "side_effect_class, resource_keys, ok, created_at) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+      "side_effect_class, resource_keys, ok, summary, decided_by, outcome, created_at) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
       "max(?, coalesce((SELECT max(created_at) FROM host_call_log), 0) + 1))");
   if (!stmt) return std::move(stmt).error();
   stmt->bind_all(new_id("hc-"), record.frame_id, record.action_group_id, record.action_id,
                  record.permission_decision_id, record.method, args_preview, result_preview,
                  result_digest, record.side_effect_class,
                  keys.dump(-1, ' ', false, Json::error_handler_t::replace), record.ok ? 1 : 0,
-                 now_ms());
+                 record.summary, record.decided_by, record.outcome, now_ms());
   return stmt->run();
 }
 

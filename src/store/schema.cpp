@@ -91,7 +91,10 @@ CREATE TABLE IF NOT EXISTS host_call_log (
   side_effect_class TEXT,
   resource_keys TEXT,
   ok INTEGER NOT NULL DEFAULT 1,
-  created_at INTEGER NOT NULL
+  created_at INTEGER NOT NULL,
+  summary TEXT,
+  decided_by TEXT,
+  outcome TEXT
 );
 CREATE TABLE IF NOT EXISTS artifacts (
   artifact_id TEXT PRIMARY KEY,
@@ -168,6 +171,11 @@ Status step_1_dedupe_rules(sqlite3* db) {
       FROM permission_rules r GROUP BY r.scope, r.scope_id, r.tool, r.pattern))sql");
 }
 
+// Version 2: the audit log reads like a log (what the call was about, who
+// decided, the outcome). The columns are added by add_missing_columns; rows
+// written before stay without them (the reader shows their previews).
+Status step_2_audit_story(sqlite3*) { return {}; }
+
 struct Step {
   int version;
   Status (*apply)(sqlite3*);
@@ -177,6 +185,7 @@ struct Step {
 // append here; a step must tolerate tables that lack later columns.
 constexpr Step kSteps[] = {
     {1, step_1_dedupe_rules},
+    {2, step_2_audit_story},
 };
 
 struct ColumnInfo {

@@ -8,7 +8,7 @@
 namespace o4s::store {
 
 // Bump together with a new entry in schema.cpp's migration steps.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 // Brings the open database to kSchemaVersion in one transaction: a fresh file
 // gets the current schema directly; an older one runs each step newer than

@@ -82,6 +82,13 @@ struct HostCallRecord {
   std::optional<std::string> permission_decision_id;
   std::optional<std::string> side_effect_class;
   std::vector<std::string> resource_keys;
+  // For a person reading the log (already bounded and redacted by the
+  // caller): what the call was about (a command, a path), who decided
+  // (rule, user, unattended, secret-file gate; none when ungated), and how
+  // it ended ("ok", "denied: ...", "error: ...", "exit 0").
+  std::optional<std::string> summary;
+  std::optional<std::string> decided_by;
+  std::optional<std::string> outcome;
 };
 
 struct CellArtifact {

@@ -7,6 +7,7 @@ under tmux.
 """
 
 import _thread
+import json
 import os
 import re
 import shutil
@@ -32,7 +33,12 @@ def feed(lines):
     """Push `lines` into a fresh buffer; the cells completed along the way
     and the buffer, for checking what is still pending."""
     buffer = CellBuffer()
-    cells = [cell for cell in map(buffer.push, lines) if cell is not None]
+    cells = []
+    for line in lines:
+        cell = buffer.push(line)
+        while cell is not None:
+            cells.append(cell)
+            cell = buffer.take_ready()
     return cells, buffer
 
 
@@ -69,26 +75,30 @@ def test_blank_lines_between_cells_are_ignored():
     assert not buffer.pending
 
 
-def test_a_block_continues_until_a_blank_line():
-    cells, buffer = feed(["for i in range(3):", "    print(i)"])
+def test_a_block_runs_when_the_next_statement_arrives():
+    cells, buffer = feed(["for i in range(3):", "    print(i)", ""])
     assert cells == [] and buffer.pending
-    assert buffer.push("") == "for i in range(3):\n    print(i)"
+    assert buffer.push("x = 1") == "for i in range(3):\n    print(i)"
+    # The line that ended the block is a cell of its own, ready at once.
+    assert buffer.take_ready() == "x = 1"
     assert not buffer.pending
 
 
-def test_a_whitespace_only_line_ends_a_block():
-    cells, _ = feed(["if True:", "    y = 2", "    "])
-    assert cells == ["if True:\n    y = 2"]
+def test_blank_lines_inside_a_function_are_content():
+    script = ["def f():", "    a = 1", "", "    return a", "", "", "print(f())"]
+    assert feed(script)[0] == ["def f():\n    a = 1\n\n    return a", "print(f())"]
 
 
-def test_statements_after_a_block_join_the_cell():
-    cells, _ = feed(["for i in x:", "    print(i)", "print('done')", ""])
-    assert cells == ["for i in x:\n    print(i)\nprint('done')"]
+def test_continuations_and_comments_stay_in_the_block():
+    cells, buffer = feed(["if x:", "    a = 1", "# note", "else:", "    a = 2", ""])
+    assert cells == []
+    assert buffer.flush() == "if x:\n    a = 1\n# note\nelse:\n    a = 2"
+    cells, _ = feed(["try:", "    f()", "except E:", "    pass", "y = 2"])
+    assert cells == ["try:\n    f()\nexcept E:\n    pass", "y = 2"]
 
 
-def test_else_after_a_block_body_stays_in_the_cell():
-    cells, _ = feed(["if x:", "    a = 1", "else:", "    a = 2", ""])
-    assert cells == ["if x:\n    a = 1\nelse:\n    a = 2"]
+def test_a_comment_alone_is_not_a_cell():
+    assert feed(["# setup", "x = 1"])[0] == ["x = 1"]
 
 
 def test_a_bracketed_statement_ends_when_it_closes():
@@ -104,20 +114,15 @@ def test_a_blank_line_inside_a_string_or_bracket_is_content():
     assert feed(["x = [1,", "", "2]"])[0] == ["x = [1,\n\n2]"]
 
 
-def test_a_decorated_function_waits_for_the_blank_line():
-    cells, buffer = feed(["@decorator", "def f():", "    return 1"])
+def test_a_decorated_function_is_one_cell():
+    cells, buffer = feed(["@decorator", "def f():", "    return 1", ""])
     assert cells == [] and buffer.pending
-    assert buffer.push("") == "@decorator\ndef f():\n    return 1"
+    assert buffer.push("f()") == "@decorator\ndef f():\n    return 1"
 
 
 def test_a_block_without_a_body_is_sent_for_the_kernel_to_report():
-    assert feed(["for i in x:", ""])[0] == ["for i in x:"]
-
-
-def test_broken_indentation_is_sent_at_once():
-    cells, buffer = feed(["def f():", "        a = 1", "    b = 2"])
-    assert cells == ["def f():\n        a = 1\n    b = 2"]
-    assert not buffer.pending
+    cells, buffer = feed(["for i in x:", "print(1)", "y = 2"])
+    assert cells == ["for i in x:\nprint(1)", "y = 2"]
 
 
 def test_flush_returns_the_partial_cell_at_end_of_input():
@@ -340,8 +345,8 @@ def test_a_kernel_that_ignores_interrupts_is_killed_on_the_last_press(default_si
 # -- the program over a pipe --------------------------------------------------
 
 
-def run_repl(tmp_path, script, *args):
-    env = dict(os.environ, HOME=str(tmp_path))
+def run_repl(tmp_path, script, *args, env=None):
+    env = dict(os.environ, HOME=str(tmp_path), **(env or {}))
     return subprocess.run(
         [sys.executable, "-m", "openai4s", "repl", *args],
         input=script,
@@ -408,6 +413,124 @@ def test_a_failing_cell_reports_and_sets_the_exit_status(tmp_path):
     assert proc.stderr.rstrip().endswith("warn")
 
 
+_ANALYSIS_SCRIPT = """\
+import statistics
+
+# A helper with blank lines inside, as scripts have them.
+def summarise(values):
+    mean = statistics.mean(values)
+
+    spread = max(values) - min(values)
+
+    return mean, spread
+
+
+class Sample:
+    def __init__(self, values):
+        self.values = values
+
+    def report(self):
+        return "mean %.1f, spread %d" % summarise(self.values)
+
+
+if __name__ == "__main__":
+    print(Sample([1, 2, 6]).report())
+"""
+
+
+def test_a_script_with_blank_lines_in_functions_runs_piped_and_with_run(tmp_path):
+    script = tmp_path / "analysis.py"
+    script.write_text(_ANALYSIS_SCRIPT)
+    piped = run_repl(tmp_path, _ANALYSIS_SCRIPT)
+    assert (piped.returncode, piped.stdout, piped.stderr) == (0, "mean 3.0, spread 5\n", "")
+    ran = subprocess.run(
+        [sys.executable, "-m", "openai4s", "run", str(script)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=dict(os.environ, HOME=str(tmp_path)),
+        timeout=_SUBPROCESS_TIMEOUT_S,
+    )
+    assert (ran.returncode, ran.stdout, ran.stderr) == (0, "mean 3.0, spread 5\n", "")
+
+
+def test_run_stops_at_the_first_failure_and_says_so_by_exit_code(tmp_path):
+    script = tmp_path / "broken.py"
+    script.write_text("print('before')\n\ndef f():\n\n    return 1 / 0\n\nf()\nprint('after')\n")
+    ran = subprocess.run(
+        [sys.executable, "-m", "openai4s", "run", str(script)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=dict(os.environ, HOME=str(tmp_path)),
+        timeout=_SUBPROCESS_TIMEOUT_S,
+    )
+    assert (ran.returncode, ran.stdout) == (1, "before\n")
+    assert "ZeroDivisionError: division by zero" in ran.stderr
+    missing = subprocess.run(
+        [sys.executable, "-m", "openai4s", "run", str(tmp_path / "nope.py")],
+        capture_output=True,
+        text=True,
+        timeout=_SUBPROCESS_TIMEOUT_S,
+    )
+    assert missing.returncode == 2 and "nope.py" in missing.stderr
+
+
+def test_a_file_outside_the_sandbox_gets_a_one_line_hint(tmp_path):
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    outside = tmp_path / "data" / "counts.csv"
+    outside.parent.mkdir()
+    outside.write_text("a,b\n")
+    script = f"open({str(outside)!r})\nopen('/no/such/file.csv')\n"
+    env = {"OPENAI4S_KERNEL_SANDBOX": "enforce"}
+    proc = run_repl(tmp_path, script, "--cwd", str(workspace), env=env)
+    if "could not start the kernel" in proc.stderr:
+        pytest.skip(f"no sandbox here: {proc.stderr.strip()}")
+    hints = [line for line in proc.stderr.splitlines() if line.startswith("hint:")]
+    # Only the file that exists on this machine gets one.
+    assert hints == [
+        f"hint: {outside} exists on this machine but is outside the sandbox; copy it into the "
+        f"workspace ({workspace}) or add its directory to OPENAI4S_KERNEL_SANDBOX_READ_PATHS"
+    ]
+    allowed = dict(env, OPENAI4S_KERNEL_SANDBOX_READ_PATHS=str(outside.parent))
+    proc = run_repl(tmp_path, f"print(open({str(outside)!r}).read())\n", env=allowed)
+    assert (proc.returncode, proc.stdout) == (0, "a,b\n\n"), proc.stderr
+
+
+def test_an_unattended_refusal_is_one_line_saying_how_to_allow(tmp_path):
+    env_free = {"OPENAI4S_UNATTENDED_APPROVAL": ""}
+    proc = run_repl(tmp_path, "host.bash('echo hi')\nprint('next')\n", env=env_free)
+    assert (proc.returncode, proc.stdout) == (1, "next\n")
+    assert proc.stderr == (
+        "PermissionError: host.bash needs approval and nobody can be asked here (unattended):"
+        " echo hi -- allow it with OPENAI4S_UNATTENDED_APPROVAL=allow or a standing allow rule\n"
+    )
+
+
+def test_vars_shows_the_shape_and_dtype_of_arrays(tmp_path):
+    pytest.importorskip("numpy")
+    script = "import numpy as np\ngrid = np.zeros((3, 4))\nlabels = np.array(['a', 'b'])\n%vars\n"
+    proc = run_repl(tmp_path, script)
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split()[0]: line.split()[1:3] for line in proc.stdout.splitlines()[1:]}
+    assert rows["grid"] == ["ndarray[float64]", "3x4"]
+    assert rows["labels"] == ["ndarray[str32]", "2"]
+
+
+def test_make_help_lists_the_targets():
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    done = subprocess.run(
+        ["make", "-s", "-C", root, "help"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    targets = [line.split()[0] for line in done.stdout.splitlines()[1:]]
+    assert {"run", "test", "jupyter", "setup", "help"} <= set(targets)
+    # `make` alone says the same.
+    plain = subprocess.run(["make", "-s", "-C", root], capture_output=True, text=True, timeout=60)
+    assert plain.stdout == done.stdout
+
+
 def test_vars_lists_the_namespace(tmp_path):
     script = "count = 41\ntitle = 'protein'\nrows = [1, 2, 3]\n%vars\n"
     proc = run_repl(tmp_path, script)
@@ -439,7 +562,22 @@ def test_a_dead_worker_is_replaced(tmp_path):
     proc = run_repl(tmp_path, "import os\nos._exit(1)\nprint('alive')\n")
     assert proc.returncode == 1
     assert proc.stdout == "alive\n"
-    assert "kernel died" in proc.stderr
+    # REPL words: no API advice ("call restart()") when the REPL restarts.
+    assert proc.stderr.splitlines() == [
+        "kernel error: kernel worker exited unexpectedly (exit status 1)",
+        "The kernel died; starting a fresh one (variables are lost).",
+    ]
+
+
+def test_api_advice_is_said_in_repl_words():
+    from openai4s.cli.render import repl_words
+    from openai4s.kernel.errors import KernelProtocolError, KernelRestartFailed
+
+    assert str(KernelProtocolError("out of step")).endswith("call restart()")
+    assert repl_words(str(KernelProtocolError("out of step"))) == (
+        "out of step; if the next request fails too, type %restart"
+    )
+    assert "type %restart again" in repl_words(str(KernelRestartFailed("no python")))
 
 
 def test_usage_footer_appears_only_for_slow_cells(tmp_path):
@@ -644,14 +782,32 @@ def test_editor_paste_shortcuts_approval_and_cell_numbers(tmp_path):
         # (Keys typed before the question shows would go to the next prompt.)
         pane.wait_for(lambda text: text.count("[y]es once") == 2, "the second approval prompt")
         pane.send("n", "Enter")
-        pane.wait_for_text("denied by user")
         pane.wait_for_text("In [9]:")
+        # A refusal is one line in the cell, not a traceback through the SDK.
+        answer = pane.text().rsplit("[N]o:", 1)[1]
+        refusal = answer.split("In [9]:")[0].strip().splitlines()
+        assert refusal[1:] == ["PermissionError: host.bash was denied by the user: echo refused"]
 
         pane.send("C-d")
         deadline = time.monotonic() + 15
         while pane.exit_status() is None and time.monotonic() < deadline:
             time.sleep(0.05)
         assert pane.exit_status() == 0
+        # The audit log tells who decided each call: the user twice, then the
+        # session rule their "always" left.
+        audit = subprocess.run(
+            [sys.executable, "-m", "openai4s", "audit", "--json", "--tool", "bash"],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, HOME=str(tmp_path)),
+            timeout=_SUBPROCESS_TIMEOUT_S,
+        )
+        rows = [json.loads(line) for line in audit.stdout.splitlines()]
+        assert [(r["what"], r["decided_by"], r["outcome"]) for r in rows] == [
+            ("echo refused", "user", "denied"),
+            ("echo approved", "rule", "exit 0"),
+            ("echo approved", "user", "exit 0"),
+        ]
     finally:
         pane.kill_server()
 
@@ -672,7 +828,10 @@ def test_tab_completion_help_input_and_figures_in_a_terminal(tmp_path):
                 str(tmp_path),
             ]
         )
-        pane.wait_for_text("In [1]:")
+        first = pane.wait_for_text("In [1]:")
+        # The banner names the workspace and the sandbox's state.
+        assert f"Workspace: {tmp_path}\n" in first
+        assert re.search(r"\nSandbox: (on \(bubblewrap\)|off|degraded)", first), first
         pane.send("distinctive_variable_name = 7", "Enter")
         pane.wait_for_text("In [2]:")
         # Tab completes through the kernel's complete request.

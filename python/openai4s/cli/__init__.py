@@ -61,13 +61,33 @@ def build_parser():
         default="python",
         help="the kernel's language: python, or r (Rscript on PATH) (default: %(default)s)",
     )
+    run = commands.add_parser(
+        "run",
+        help="run a script's cells on a kernel, stopping at the first failure",
+        description=(
+            "Run FILE on a new kernel, one top-level statement per cell (blank "
+            "lines inside a function are kept), as `openai4s repl < FILE` does, "
+            "but stop at the first failing cell. The exit status is 0 when "
+            "every cell succeeded, 1 when one failed."
+        ),
+    )
+    run.add_argument("script", metavar="FILE", help="the script to run")
+    run.add_argument(
+        "--cwd",
+        type=_directory,
+        default=None,
+        metavar="DIR",
+        help="working directory of the kernel (default: the current directory)",
+    )
+    run.add_argument("--lang", choices=_LANGUAGES, default="python", help="python or r")
     audit = commands.add_parser(
         "audit",
         help="list the recent host calls recorded in a store",
         description=(
             "List the newest host.* calls from the dispatcher's audit log "
-            "(<data dir>/openai4s.db): time, tool, the permission decision, "
-            "whether it succeeded, the frame and the argument preview."
+            "(<data dir>/openai4s.db), one row per call: time, tool, what it was "
+            "about (a command with secrets redacted, a path), who decided (a "
+            "standing rule, the user, the unattended setting) and the outcome."
         ),
     )
     audit.add_argument(
@@ -80,6 +100,11 @@ def build_parser():
     audit.add_argument("--frame", default=None, help="only calls made in this frame id")
     audit.add_argument("--tool", default=None, help="only calls of this method, e.g. bash")
     audit.add_argument("--json", action="store_true", help="one JSON object per line")
+    audit.add_argument(
+        "--all",
+        action="store_true",
+        help="every stored row, including each step of a host.bash",
+    )
     from openai4s.cli import jupyter
 
     jupyter.add_parser(commands)
@@ -103,6 +128,10 @@ def main(argv=None):
         from openai4s.cli.repl import run_repl
 
         return run_repl(cwd=args.cwd or os.getcwd(), mode=args.mode, lang=args.lang)
+    if args.command == "run":
+        from openai4s.cli.repl import run_repl
+
+        return run_repl(cwd=args.cwd or os.getcwd(), lang=args.lang, script=args.script)
     if args.command == "audit":
         from openai4s.cli.audit import run_audit
 
@@ -112,6 +141,7 @@ def main(argv=None):
             frame_id=args.frame,
             method=args.tool,
             as_json=args.json,
+            everything=args.all,
         )
     if args.command == "jupyter":
         from openai4s.cli import jupyter

@@ -2,9 +2,15 @@
 
 Every `host.*` call a cell makes leaves one row in the dispatcher's audit log
 (`host_call_log` in `<data dir>/openai4s.db`), whatever the outcome. This
-command reads that file read-only and prints the newest rows: when, which
-tool, what the permission gate decided, and the argument preview the store
-kept (already bounded and redacted when it was written).
+command reads that file read-only and prints the newest rows as a log a
+person can follow: when, which tool, what it was about (a command, a path;
+secrets already redacted when the row was written), who decided (a standing
+rule, the user, the unattended setting) and how it ended.
+
+One `host.bash` is four calls between the worker and the host (authorize,
+consume, record, and the result row "bash"); the log shows it as one row:
+the decision when it was refused, else the result with its exit code.
+`--all` shows every stored row as it is.
 """
 
 import json
@@ -15,13 +21,19 @@ import time
 from pathlib import Path
 
 #: Columns of the table printed for each row, in order.
-_HEADERS = ("time", "tool", "decision", "ok", "frame", "arguments")
-#: Characters of the argument preview shown per row (the stored one is longer).
-_PREVIEW_CHARS = 100
+_HEADERS = ("time", "tool", "what", "decided by", "outcome")
+#: Characters of the "what" column (the stored summary is longer).
+_WHAT_CHARS = 70
+
+#: The steps of a host.bash that its other rows already tell.
+_BASH_STEPS = ("consume_bash_authorization", "record_bash_result")
+#: Columns added in store schema version 2; an older store lacks them.
+_STORY_COLUMNS = ("summary", "decided_by", "outcome")
 
 _QUERY = """
 SELECT log.created_at, log.method, log.ok, log.frame_id, log.args_preview,
-       log.result_preview, log.permission_decision_id, request.state
+       log.result_preview, log.permission_decision_id, request.state,
+       {story}
 FROM host_call_log AS log
 LEFT JOIN permission_requests AS request
        ON request.decision_id = log.permission_decision_id
@@ -29,6 +41,18 @@ LEFT JOIN permission_requests AS request
 ORDER BY log.created_at DESC, log.rowid DESC
 LIMIT ?
 """
+
+# A "bash" result row takes what and who from the authorize row before it
+# with the same command digest (its resource key).
+_FROM_AUTHORIZE = """coalesce(log.{column}, (SELECT a.{column} FROM host_call_log AS a
+    WHERE log.method = 'bash' AND a.method = 'authorize_bash'
+      AND a.resource_keys = log.resource_keys AND a.created_at < log.created_at
+    ORDER BY a.created_at DESC LIMIT 1))"""
+
+# An allowed authorize row whose command then ran: its result row tells it.
+_TOLD_BY_RESULT = """NOT (log.method = 'authorize_bash' AND log.ok = 1 AND EXISTS (
+    SELECT 1 FROM host_call_log AS later WHERE later.method = 'bash'
+      AND later.resource_keys = log.resource_keys AND later.created_at > log.created_at))"""
 
 
 def default_data_dir():
@@ -49,35 +73,62 @@ def decision_of(ok, result_preview, decision_id, request_state):
     return "ungated"
 
 
-def recent_calls(db_path, *, limit=20, frame_id=None, method=None):
-    """The newest `limit` audit rows as dicts, newest first."""
-    if not Path(db_path).is_file():
-        raise FileNotFoundError(f"no store at {db_path} (has a dispatcher run with this data dir?)")
+def _story_columns(conn):
+    present = {row[1] for row in conn.execute("PRAGMA table_info(host_call_log)")}
+    if not all(column in present for column in _STORY_COLUMNS):
+        return "NULL, NULL, NULL", False
+    story = ", ".join(_FROM_AUTHORIZE.format(column=column) for column in _STORY_COLUMNS[:2])
+    return story + ", log.outcome", True
+
+
+def _where(frame_id, method, everything, has_story):
     clauses, params = [], []
     if frame_id is not None:
         clauses.append("log.frame_id = ?")
         params.append(frame_id)
     if method is not None:
-        clauses.append("log.method = ?")
-        params.append(method)
-    where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        methods = ["authorize_bash", "bash"] if method == "bash" and not everything else [method]
+        clauses.append(f"log.method IN ({', '.join('?' for _ in methods)})")
+        params.extend(methods)
+    if not everything:
+        clauses.append(f"log.method NOT IN ({', '.join(repr(m) for m in _BASH_STEPS)})")
+        if has_story:
+            clauses.append(_TOLD_BY_RESULT)
+    return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+
+def recent_calls(db_path, *, limit=20, frame_id=None, method=None, everything=False):
+    """The newest `limit` audit rows as dicts, newest first."""
+    if not Path(db_path).is_file():
+        raise FileNotFoundError(f"no store at {db_path} (has a dispatcher run with this data dir?)")
     # Read-only: listing must never create, migrate or lock a store for writing.
     conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5)
     try:
-        rows = conn.execute(_QUERY.format(where=where), (*params, int(limit))).fetchall()
+        story, has_story = _story_columns(conn)
+        where, params = _where(frame_id, method, everything, has_story)
+        query = _QUERY.format(story=story, where=where)
+        rows = conn.execute(query, (*params, int(limit))).fetchall()
     finally:
         conn.close()
-    return [
-        {
-            "time": created_at,
-            "tool": method_name,
-            "decision": decision_of(ok, result, decision_id, state),
-            "ok": bool(ok),
-            "frame_id": frame,
-            "arguments": args_preview,
-        }
-        for created_at, method_name, ok, frame, args_preview, result, decision_id, state in rows
-    ]
+    return [_call(row, everything) for row in rows]
+
+
+def _call(row, everything):
+    created_at, method, ok, frame, args_preview, result, decision_id, state = row[:8]
+    summary, decided_by, outcome = row[8:]
+    tool = "bash" if method == "authorize_bash" and not everything else method
+    return {
+        "time": created_at,
+        "tool": tool,
+        "method": method,
+        "what": summary if summary is not None else args_preview,
+        "decided_by": decided_by or ("-" if decision_id is None else "?"),
+        "outcome": outcome or ("ok" if ok else "error"),
+        "decision": decision_of(ok, result, decision_id, state),
+        "ok": bool(ok),
+        "frame_id": frame,
+        "arguments": args_preview,
+    }
 
 
 def _format_time(epoch_ms):
@@ -90,15 +141,14 @@ def _shorten(text, width):
 
 
 def format_calls(calls):
-    """A plain-text table, oldest last as stored (newest first)."""
+    """A plain-text table, newest first as listed."""
     rows = [
         (
             _format_time(call["time"]),
             call["tool"],
-            call["decision"],
-            "yes" if call["ok"] else "no",
-            call["frame_id"] or "-",
-            _shorten(call["arguments"], _PREVIEW_CHARS),
+            _shorten(call["what"], _WHAT_CHARS),
+            call["decided_by"],
+            call["outcome"],
         )
         for call in calls
     ]
@@ -108,11 +158,15 @@ def format_calls(calls):
     return "\n".join(lines) + "\n"
 
 
-def run_audit(data_dir=None, *, limit=20, frame_id=None, method=None, as_json=False):
+def run_audit(
+    data_dir=None, *, limit=20, frame_id=None, method=None, as_json=False, everything=False
+):
     """Print the recent calls; returns the exit status."""
     db_path = Path(data_dir or default_data_dir()) / "openai4s.db"
     try:
-        calls = recent_calls(db_path, limit=limit, frame_id=frame_id, method=method)
+        calls = recent_calls(
+            db_path, limit=limit, frame_id=frame_id, method=method, everything=everything
+        )
     except (FileNotFoundError, sqlite3.Error) as exc:
         print(f"openai4s audit: {exc}", file=sys.stderr)
         return 1

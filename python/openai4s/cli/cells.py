@@ -1,14 +1,20 @@
-"""Deciding when typed lines make a cell worth sending to the kernel.
+"""Deciding when lines read from a pipe or a file make a cell.
 
-The rules mirror the standard Python prompt, with one relaxation: the kernel
-compiles a cell in `exec` mode, so a block may be followed by more statements
-before the blank line that ends it.
+Piped input is split as a Python file reads, so an ordinary script runs
+as written (blank lines inside a function are content):
 
-* A first line that compiles (or is beyond repair) is a cell on its own.
-* Otherwise the cell continues. It ends when the lines form one complete
-  statement that needs no blank line (`x = (1,` then `2)`), when they can no
-  longer compile, or at a blank line, unless that blank line sits inside an
-  open bracket or string, where it is content.
+* Each top-level statement is a cell. A simple one (`x = 1`, or a bracketed
+  statement once it closes) runs as soon as it is complete, so a program
+  feeding the REPL line by line gets its answers as it goes.
+* A compound statement (`def`, `for`, `if`, `with`, a decorated function...)
+  runs when the next unindented line arrives that does not continue it
+  (`else:`, `elif`, `except`, `finally`, a comment), or at the end of input.
+  Blank lines inside it are kept.
+* A line that can never compile is sent at once for the kernel to report;
+  a comment between statements is dropped.
+
+The terminal's editor decides differently (a blank line ends a block there):
+see `ready_to_run` below.
 """
 
 import codeop
@@ -49,15 +55,43 @@ def is_open(source):
     return False
 
 
-class CellBuffer:
-    """Collects lines until they form a cell.
+#: Unindented words that continue the compound statement before them.
+_CONTINUATIONS = frozenset({"else", "elif", "except", "finally", "case"})
+#: First words of a compound statement (`match` only with a trailing colon).
+_COMPOUND = frozenset({"def", "class", "for", "while", "if", "with", "try", "async"})
 
-    `push(line)` returns the cell's source when the line completes one, else
-    None; `pending` says whether a continuation prompt is due.
+
+def _first_word(line):
+    word = ""
+    for char in line.strip():
+        if not (char.isalnum() or char == "_"):
+            break
+        word += char
+    return word
+
+
+def _is_compound(first_line):
+    word = _first_word(first_line)
+    if word == "match":
+        return first_line.rstrip().endswith(":")
+    return word in _COMPOUND or first_line.lstrip().startswith("@")
+
+
+def _continues_block(line):
+    return line[:1].isspace() or line.startswith("#") or _first_word(line) in _CONTINUATIONS
+
+
+class CellBuffer:
+    """Collects piped lines until they form a cell (the rules above).
+
+    `push(line)` returns a cell's source when the line completes one, else
+    None; a line that both ends a block and is a cell itself leaves that
+    second cell to `take_ready()`. `pending` says whether lines are held.
     """
 
     def __init__(self):
         self._lines = []
+        self._ready = []
 
     @property
     def pending(self):
@@ -65,45 +99,54 @@ class CellBuffer:
 
     def reset(self):
         self._lines = []
+        self._ready = []
 
     def push(self, line):
         if not self._lines:
             return self._push_first(line)
-        if not line.strip():
-            return self._push_blank(line)
-        self._lines.append(line)
         source = self.source()
-        if completeness(source) == INVALID or completeness(source, "single") == COMPLETE:
-            return self._take()
-        return None
+        if not _is_compound(self._lines[0]):
+            # A simple statement held open by a bracket, string or backslash.
+            self._lines.append(line)
+            return None if is_open(self.source()) else self._take()
+        if not line.strip() or _continues_block(line) or is_open(source):
+            self._lines.append(line)
+            return None
+        if completeness(source) == INCOMPLETE:
+            self._lines.append(line)  # e.g. the function under a decorator
+            return None
+        block = self._take()
+        following = self._push_first(line)
+        if following is not None:
+            self._ready.append(following)
+        return block
+
+    def take_ready(self):
+        """A further cell the last push completed, or None."""
+        return self._ready.pop(0) if self._ready else None
 
     def flush(self):
         """The partial cell at end of input (None if there is none)."""
-        if not self._lines:
-            return None
-        return self._take()
+        return self._take() if self._lines else None
 
     def source(self):
         return "\n".join(self._lines)
 
     def _push_first(self, line):
-        if not line.strip():
-            return None
+        if not line.strip() or line.lstrip().startswith("#"):
+            return None  # a comment alone is not worth a cell
         self._lines.append(line)
         if completeness(line) == INCOMPLETE:
             return None
         return self._take()
 
-    def _push_blank(self, line):
-        if is_open(self.source()):
-            self._lines.append(line)
-            return None
-        return self._take()
-
     def _take(self):
+        # Blank lines between a block and the next statement are not code.
+        while self._lines and not self._lines[-1].strip():
+            self._lines.pop()
         source = self.source()
         self._lines = []
-        return source
+        return source or None
 
 
 def ready_to_run(text):

@@ -184,6 +184,25 @@ def install(
     return target
 
 
+def jupyter_path_hint(spec_dir):
+    """What to export so Jupyter finds a spec installed under a prefix it
+    does not search (a `--prefix` install, or this venv's), else None."""
+    data_dir = os.path.dirname(os.path.dirname(os.path.abspath(spec_dir)))
+    try:
+        from jupyter_core.paths import jupyter_path
+
+        searched = {os.path.realpath(path) for path in jupyter_path()}
+    except ImportError:
+        searched = set()
+    if os.path.realpath(data_dir) in searched:
+        return None
+    return (
+        f"Jupyter does not look in {data_dir} by default; to use this kernel run\n"
+        f"    export JUPYTER_PATH={data_dir}${{JUPYTER_PATH:+:$JUPYTER_PATH}}\n"
+        "or install it for this user instead (--user, as `make jupyter` does)."
+    )
+
+
 def installed_specs():
     """{name: resource dir} of every openai4s kernelspec Jupyter would find."""
     from jupyter_client.kernelspec import KernelSpecManager
@@ -208,6 +227,9 @@ def run(args):
                 rscript=args.rscript,
             )
             print(f"installed kernelspec {name} in {path}")
+            hint = jupyter_path_hint(path)
+            if hint:
+                print(hint)
         elif args.action == "export":
             spec = kernelspec(args.executable, args.python, args.workspace, args.lang, args.rscript)
             if args.output:

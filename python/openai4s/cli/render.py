@@ -17,6 +17,21 @@ def format_error(result):
     return error if error.endswith("\n") else error + "\n"
 
 
+#: The API's advice (KernelError messages) in the REPL's own words.
+_REPL_WORDS = (
+    ("call restart() again", "type %restart again"),
+    ("call restart()", "type %restart"),
+    ("call interrupt()", "press Ctrl-C"),
+)
+
+
+def repl_words(text):
+    """`text` with the API's `call restart()` advice said as a REPL user acts."""
+    for api, repl in _REPL_WORDS:
+        text = text.replace(api, repl)
+    return text
+
+
 def format_usage(usage):
     """A one-line footer for a slow cell, or None for a quick one (or when
     the response carries no usage, as after a worker death)."""

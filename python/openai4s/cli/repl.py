@@ -13,12 +13,12 @@ import sys
 import time
 
 from openai4s import __version__
-from openai4s.cli import commands, magics
+from openai4s.cli import commands, magics, sandbox_notes
 from openai4s.cli.cells import CellBuffer
 from openai4s.cli.displays import DisplayWriter
 from openai4s.cli.prompt_broker import PromptBroker
 from openai4s.cli.r_cells import RCellBuffer
-from openai4s.cli.render import Console, format_error, format_usage
+from openai4s.cli.render import Console, format_error, format_usage, repl_words
 from openai4s.cli.runner import KILL_AFTER_PRESSES, CellFailed, run_cell
 from openai4s.cli.terminal_group import terminal_foreground
 from openai4s.cli.variables import format_variables
@@ -44,11 +44,15 @@ class Session:
         self.lang = lang
         self.console = console
         self.broker = broker or PromptBroker(console, console.interactive)
-        self.displays = DisplayWriter(getattr(kernel, "cwd", None) or os.getcwd(), console)
+        self.cwd = getattr(kernel, "cwd", None) or os.getcwd()
+        self.displays = DisplayWriter(self.cwd, console)
         self.buffer = buffer if buffer is not None else CellBuffer()
         self.count = 1
         self.failed = False
         self.stopped_by_user = False
+        #: `openai4s run`: a script stops at its first failing cell, as
+        #: `python script.py` does (a piped REPL carries on, as a REPL does).
+        self.stop_on_error = False
 
     def prompt(self):
         head = f"In [{self.count}]: "
@@ -63,8 +67,13 @@ class Session:
             if handled is not None:
                 return handled
         source = self.buffer.push(line)
-        if source is not None:
+        while source is not None:
             self.run(source)
+            if self.stop_on_error and self.failed:
+                return False
+            # One line can end a block and be a cell itself.
+            take_ready = getattr(self.buffer, "take_ready", None)
+            source = take_ready() if take_ready is not None else None
         return True
 
     def feed_cell(self, text):
@@ -126,7 +135,11 @@ class Session:
             )
         except CellFailed as failure:
             self.failed = True
-            self.console.message(f"kernel error: {failure.__cause__}\n")
+            text = str(failure.__cause__)
+            if not self.kernel.is_alive():
+                # The REPL starts a fresh kernel itself (below): no advice.
+                text = text.split("; call restart()")[0]
+            self.console.message(repl_words(f"kernel error: {text}\n"))
         else:
             self._report(result, streamed)
         self._revive_if_dead()
@@ -150,7 +163,7 @@ class Session:
         try:
             reply = inspect(shortcut.code, len(shortcut.code), detail_level=shortcut.detail_level)
         except Exception as exc:
-            self.console.message(f"{shortcut.code}?: {exc}\n")
+            self.console.message(repl_words(f"{shortcut.code}?: {exc}\n"))
             return
         text = (reply.get("data") or {}).get("text/plain") if reply.get("found") else None
         self.console.info((text or f"Object `{shortcut.code}` not found.") + "\n")
@@ -165,6 +178,7 @@ class Session:
         if error is not None:
             self.failed = True
             self.console.message(error)
+            self.console.message(sandbox_notes.not_found_hint(error, self.kernel, self.cwd))
         self.console.message(format_usage(result.get("usage")) or "")
 
     def _on_ctrl_c(self, presses, delivery):
@@ -189,7 +203,9 @@ class Session:
         try:
             self.kernel.restart()
         except Exception as exc:
-            raise KernelLost(f"openai4s: the kernel could not be restarted: {exc}\n") from exc
+            raise KernelLost(
+                repl_words(f"openai4s: the kernel could not be restarted: {exc}\n")
+            ) from exc
         self.count = 1
 
     def _command(self, command):
@@ -209,7 +225,7 @@ class Session:
             response = self.kernel.inspect_variables()
         except RuntimeError as exc:
             self.failed = True
-            self.console.message(f"%vars failed: {exc}\n")
+            self.console.message(repl_words(f"%vars failed: {exc}\n"))
             return
         self.console.info(format_variables(response))
 
@@ -235,6 +251,7 @@ def _interactive(session):
         ready = lambda text: not r_cells.is_open(text)  # noqa: E731
     editor = LineEditor(lambda: session.kernel, ready=ready)
     console.info(f"openai4s {__version__} kernel. %help for help, Ctrl-D to leave.\n")
+    console.info(sandbox_notes.banner(session.kernel, session.cwd))
     while True:
         console.fresh_line()
         try:
@@ -253,6 +270,10 @@ def _interactive(session):
 
 
 def _script(session, stream):
+    if session.lang == "python":
+        # A script's `if __name__ == "__main__":` block runs, as under
+        # `python script.py` (the kernel's namespace is `__openai4s__`).
+        session.run('__name__ = "__main__"')
     try:
         for raw in stream:
             if not session.feed(raw.rstrip("\r\n")):
@@ -266,6 +287,13 @@ def _script(session, stream):
     if session.stopped_by_user:
         return _STATUS_INTERRUPTED
     return 1 if session.failed else 0
+
+
+def _tty():
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _shutdown(kernel):
@@ -306,11 +334,28 @@ def _start_kernel(cwd, mode, lang, broker, console):
     return Kernel(dispatcher=_dispatcher(cwd, broker, console), cwd=cwd, mode=mode)
 
 
-def run_repl(cwd, mode="repl", lang="python"):
-    """Run a session on a new kernel; returns the process exit status."""
-    interactive = sys.stdin.isatty()
+def run_repl(cwd, mode="repl", lang="python", script=None):
+    """Run a session on a new kernel; returns the process exit status.
+
+    With `script` (a path), run that file's cells and stop at the first
+    failure (`openai4s run`); else read the terminal, or stdin as a script.
+    """
+    if script is not None:
+        try:
+            stream = open(script, encoding="utf-8")
+        except OSError as exc:
+            print(f"openai4s run: {exc.strerror}: {script}", file=sys.stderr)
+            return 2
+        with stream:
+            return _run(cwd, mode, lang, stream)
+    return _run(cwd, mode, lang, None)
+
+
+def _run(cwd, mode, lang, script_stream):
+    interactive = script_stream is None and sys.stdin.isatty()
     console = Console(sys.stdout, sys.stderr, interactive)
-    broker = PromptBroker(console, interactive)
+    # A person at the terminal still answers approvals for `openai4s run`.
+    broker = PromptBroker(console, interactive or (script_stream is not None and _tty()))
     try:
         kernel = _start_kernel(cwd, mode, lang, broker, console)
     except KeyboardInterrupt:
@@ -320,11 +365,12 @@ def run_repl(cwd, mode="repl", lang="python"):
         return 1
     r_session = lang == "r"
     session = Session(kernel, console, broker, RCellBuffer() if r_session else None, lang)
+    session.stop_on_error = script_stream is not None
     try:
         if interactive:
             with terminal_foreground(sys.stdin):
                 return _interactive(session)
-        return _script(session, sys.stdin)
+        return _script(session, script_stream or sys.stdin)
     except KernelLost as exc:
         console.message(str(exc))
         return 1

@@ -19,12 +19,27 @@ def _value(entry):
     return str(preview).replace("\n", "\\n")
 
 
-def _row(entry):
+def _size(entry):
+    """`3x4` for an array (its shape), else the length when there is one."""
+    shape = entry.get("shape")
+    if isinstance(shape, list) and shape:
+        return "x".join(str(n) for n in shape)
     length = entry.get("length")
+    return "" if length is None else str(length)
+
+
+def _type(entry):
+    """The type, with the element type of an array (`ndarray[float64]`)."""
+    name = str(entry.get("type", "?"))
+    dtype = entry.get("dtype")
+    return f"{name}[{dtype}]" if isinstance(dtype, str) and dtype else name
+
+
+def _row(entry):
     return (
         str(entry.get("name", "?")),
-        str(entry.get("type", "?")),
-        "" if length is None else str(length),
+        _type(entry),
+        _size(entry),
         _shorten(_value(entry), _VALUE_WIDTH),
     )
 

@@ -8,6 +8,7 @@ one-shot capability bound to this exact command, directory and worker spawn
 bounded output, and reports a safe summary (``record_bash_result``).
 """
 
+import builtins
 import hashlib
 import math
 import os
@@ -171,13 +172,55 @@ def _host_reason(exc):
     return text[len(prefix) :] if text.startswith(prefix) else text
 
 
+class PermissionError(builtins.PermissionError, RuntimeError):  # noqa: A001
+    """A host.bash the permission gate refused. Shown as the builtin's name;
+    also a RuntimeError, which host.bash has always raised for refusals."""
+
+
+#: Characters of the command a refusal quotes (the cell has the whole text).
+_REFUSAL_COMMAND_CHARS = 200
+
+#: The host gate's refusal texts (permission_gate.cpp), and what the cell is
+#: told for each: who refused, and for an unattended run how to allow it.
+_REFUSALS = {
+    "denied by user": "host.bash was denied by the user: {command}",
+    "approval required but no interactive channel is attached": (
+        "host.bash needs approval and nobody can be asked here (unattended): {command}"
+        " -- allow it with OPENAI4S_UNATTENDED_APPROVAL=allow or a standing allow rule"
+    ),
+    "blocked by a standing 'deny' permission rule": (
+        "host.bash is refused by a standing 'deny' permission rule: {command}"
+    ),
+}
+
+
+def _refusal(reason, command):
+    """The PermissionError for a permission refusal by the host, else None."""
+    prefix = "Permission denied: "
+    if not reason.startswith(prefix):
+        return None
+    why = reason[len(prefix) :]
+    command = " ".join(command.split())  # one line, whatever the command's layout
+    if len(command) > _REFUSAL_COMMAND_CHARS:
+        command = command[: _REFUSAL_COMMAND_CHARS - 1] + "\u2026"
+    template = _REFUSALS.get(why, "host.bash was refused ({why}): {command}")
+    error = PermissionError(template.format(command=command, why=why))
+    error._openai4s_one_line = True
+    return error
+
+
 def _authorize(call, binding):
     try:
         capability = call("authorize_bash", [binding])
     except Exception as exc:
-        # The host's reason (a permission denial, a precheck the host's
-        # stricter table caught) is what the user can act on: say it here
-        # too, not only in __cause__.
+        refusal = _refusal(_host_reason(exc), binding["command"])
+        if refusal is not None:
+            # A decision, not a fault: one line the user can act on, with no
+            # traceback through this module (see runtime/tracebacks.py).
+            raise refusal from None
+        # The host's reason (a precheck the host's stricter table caught, a
+        # broken channel) is what the user can act on: say it here too, not
+        # only in __cause__.
         _fail(
             "bash: host authorization unavailable; command was not executed "
             f"({_host_reason(exc)})",

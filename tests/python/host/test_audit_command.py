@@ -18,38 +18,52 @@ def _audit(data_dir, *args):
     )
 
 
-def test_audit_lists_the_calls_a_cell_made_newest_first(dispatcher, workspace):
+def test_audit_reads_like_a_log_one_row_per_call(dispatcher, workspace):
     allow_bash(dispatcher)
     (workspace / "notes.txt").write_text("hello\n")
     with Kernel(dispatcher=dispatcher, cwd=workspace) as k:
         k.execute("host.save_artifact('notes.txt')")
         k.execute("host.bash('echo hi')")
+        k.execute("host.bash('API_TOKEN=s3cr3t-value-123 sh -c \"exit 3\"')")
     done = _audit(dispatcher.cfg.data_dir, "--json")
     assert done.returncode == 0, done.stderr
     calls = [json.loads(line) for line in done.stdout.splitlines()]
-    tools = [call["tool"] for call in calls]
-    assert "save_artifact" in tools and "record_bash_result" in tools
-    # Newest first: the shell's rows come after the artifact's in time.
-    assert tools.index("record_bash_result") < tools.index("save_artifact")
-    artifact = next(call for call in calls if call["tool"] == "save_artifact")
-    assert "notes.txt" in artifact["arguments"] and artifact["ok"] is True
+    # Newest first; a host.bash is one row (its decision and exit code),
+    # not its four protocol steps.
+    story = [(call["tool"], call["what"], call["decided_by"], call["outcome"]) for call in calls]
+    assert story[:2] == [
+        ("bash", 'API_TOKEN=<redacted> sh -c "exit 3"', "rule", "exit 3"),
+        ("bash", "echo hi", "rule", "exit 0"),
+    ]
+    assert story[2][0] == "save_artifact" and story[2][1] == "notes.txt"
+    assert story[2][2:] == ("rule", "ok")
+    assert "s3cr3t" not in done.stdout
     assert all(call["frame_id"] == dispatcher.frame_id for call in calls)
 
-    table = _audit(dispatcher.cfg.data_dir, "--limit", "1")
+    table = _audit(dispatcher.cfg.data_dir, "--limit", "2")
     assert table.returncode == 0
     header, *rows = table.stdout.splitlines()
-    assert header.split() == ["time", "tool", "decision", "ok", "frame", "arguments"]
-    assert len(rows) == 1 and "record_bash_result" in rows[0]
+    assert header.split() == ["time", "tool", "what", "decided", "by", "outcome"]
+    assert len(rows) == 2 and rows[1].split()[2:] == ["bash", "echo", "hi", "rule", "exit", "0"]
+
+    # Every stored row, protocol steps included, on request.
+    raw = _audit(dispatcher.cfg.data_dir, "--json", "--all")
+    methods = [json.loads(line)["method"] for line in raw.stdout.splitlines()]
+    assert {"authorize_bash", "consume_bash_authorization", "record_bash_result"} <= set(methods)
 
 
-def test_audit_shows_a_refused_call_as_denied(dispatcher, workspace):
+def test_audit_shows_a_refused_call_and_who_refused_it(dispatcher, workspace):
     # No rule for bash: the gate resolves to ask, and headless ask is deny.
     with Kernel(dispatcher=dispatcher, cwd=workspace) as k:
         k.execute("try:\n    host.bash('echo hi')\nexcept Exception as e:\n    print(e)")
-    done = _audit(dispatcher.cfg.data_dir, "--json", "--tool", "authorize_bash")
+    done = _audit(dispatcher.cfg.data_dir, "--json", "--tool", "bash")
     assert done.returncode == 0, done.stderr
     calls = [json.loads(line) for line in done.stdout.splitlines()]
-    assert calls and calls[0]["decision"] == "denied" and calls[0]["ok"] is False
+    assert len(calls) == 1
+    call = calls[0]
+    assert (call["tool"], call["what"], call["decided_by"]) == ("bash", "echo hi", "unattended")
+    assert call["outcome"] == "denied: approval required but no interactive channel is attached"
+    assert call["decision"] == "denied" and call["ok"] is False
 
 
 def test_audit_of_a_missing_store_is_a_clear_error(tmp_path):

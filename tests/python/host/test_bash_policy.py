@@ -170,7 +170,10 @@ def test_a_denial_says_why_in_the_cell(dispatcher, workspace):
         result = k.execute(
             "try:\n    host.bash('echo hi')\nexcept RuntimeError as e:\n    print(e)"
         )
-    assert "approval required but no interactive channel is attached" in result["stdout"]
+    assert result["stdout"] == (
+        "host.bash needs approval and nobody can be asked here (unattended): echo hi"
+        " -- allow it with OPENAI4S_UNATTENDED_APPROVAL=allow or a standing allow rule\n"
+    )
 
 
 # Issue 27, point 7: spellings the precheck now refuses, each harmless if it

@@ -57,7 +57,7 @@ def test_conversation_answer_stands_for_that_exact_command_only(dispatcher, work
         assert k.execute(_RUN.format("ls *.csv"))["stdout"] == "a.csv\n"
         # The glob in the approved command is not a wildcard for others.
         refused = k.execute(_RUN.format("ls a.csv"))["stdout"]
-    assert refused.startswith("refused:") and "denied by user" in refused
+    assert refused.startswith("refused:") and "denied by the user" in refused
     assert [a["target"] for a in approver.asked] == ["ls *.csv", "ls a.csv"]
     assert _bash_rules(dispatcher) == [("conversation", dispatcher.frame_id, "ls [*].csv", "allow")]
 
@@ -74,8 +74,8 @@ def test_a_raising_or_odd_approver_denies(dispatcher, workspace):
         first = k.execute(_RUN.format("echo no"))["stdout"]
         dispatcher.approver = lambda request: 1
         second = k.execute(_RUN.format("echo no"))["stdout"]
-    assert first.startswith("refused:") and "denied by user" in first
-    assert second.startswith("refused:") and "denied by user" in second
+    assert first.startswith("refused:") and "denied by the user" in first
+    assert second.startswith("refused:") and "denied by the user" in second
     assert [state for _, _, state, _, _ in _requests(dispatcher)] == ["denied", "denied"]
 
 

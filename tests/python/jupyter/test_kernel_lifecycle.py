@@ -148,7 +148,7 @@ def test_an_ask_permission_becomes_a_prompt_on_stdin(kernel, environment, answer
     state, scope, context = _bash_requests(environment)[-1]
     assert context == "live_thread"
     if answer == "n":
-        assert "refused:" in text and "denied by user" in text
+        assert "refused:" in text and "denied by the user" in text
         assert state == "denied"
         return
     assert "approved-run" in text and "refused" not in text

@@ -1,6 +1,11 @@
 """`python -m openai4s jupyter install|export|describe`."""
 
 import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -44,8 +49,6 @@ def test_export_and_describe(tmp_path, monkeypatch):
     assert (tmp_path / KERNEL_NAME / "kernel.json").exists(), out
     run_cli("install", "--prefix", str(tmp_path / "p"), "--executable", str(KERNEL_BINARY))
     env = {"JUPYTER_PATH": str(tmp_path / "p" / "share" / "jupyter")}
-    import os
-
     described = json.loads(run_cli("describe", env={**os.environ, **env}).stdout)
     assert KERNEL_NAME in described["installed"]
 
@@ -56,3 +59,67 @@ def test_a_missing_executable_is_a_clear_error(tmp_path):
     )
     assert result.returncode == 1
     assert "not an executable" in result.stderr
+
+
+def test_a_prefix_install_says_what_to_put_in_jupyter_path(tmp_path):
+    result = run_cli("install", "--prefix", str(tmp_path), "--executable", str(KERNEL_BINARY))
+    data_dir = tmp_path / "share" / "jupyter"
+    assert f"export JUPYTER_PATH={data_dir}" in result.stdout
+    user = run_cli(
+        "install",
+        "--user",
+        "--executable",
+        str(KERNEL_BINARY),
+        env={**os.environ, "HOME": str(tmp_path), "JUPYTER_DATA_DIR": ""},
+    )
+    assert "JUPYTER_PATH" not in user.stdout
+
+
+_FIRST_CELL = """
+from jupyter_client.manager import start_new_kernel
+
+manager, client = start_new_kernel(kernel_name="openai4s-python", startup_timeout=60)
+try:
+    reply = client.execute_interactive("print(6 * 7)", timeout=60, output_hook=lambda m: print(
+        m["content"].get("text", ""), end=""))
+    print(reply["content"]["status"])
+finally:
+    client.stop_channels()
+    manager.shutdown_kernel(now=True)
+"""
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_jupyter_installs_kernels_jupyter_finds_with_no_extra_variable(tmp_path):
+    # A fresh user: nothing in their Jupyter data dir, no JUPYTER_PATH.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER")}
+    env["HOME"] = str(tmp_path)
+    root = Path(__file__).resolve().parents[3]
+    made = subprocess.run(
+        ["make", "-s", "-C", str(root), "jupyter"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert made.returncode == 0, made.stderr
+    spec = tmp_path / ".local" / "share" / "jupyter" / "kernels" / KERNEL_NAME / "kernel.json"
+    assert spec.is_file(), made.stdout
+    if shutil.which("jupyter-kernelspec"):
+        listed = subprocess.run(
+            ["jupyter", "kernelspec", "list"], capture_output=True, text=True, env=env, timeout=60
+        )
+        assert KERNEL_NAME in listed.stdout, listed.stderr
+    # A project directory: the home directory holds the store (~/.openai4s),
+    # which the kernel refuses to have inside its workspace.
+    project = tmp_path / "project"
+    project.mkdir()
+    ran = subprocess.run(
+        [sys.executable, "-c", _FIRST_CELL],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=project,
+        timeout=120,
+    )
+    assert ran.stdout.split() == ["42", "ok"], ran.stderr

@@ -122,15 +122,47 @@ def test_local_refusals_happen_before_any_rpc(worker, authority, call, error):
 
 
 def test_an_authorization_failure_runs_nothing(worker, tmp_path):
-    def deny(method, args):
-        raise PermissionError("Permission denied: bash")
+    def fail(method, args):
+        raise RuntimeError("the host's store is locked")
 
     # The host's reason is in the message, not only in __cause__.
-    assert _bash(worker, deny, "host.bash('touch ran.txt')") == (
+    assert _bash(worker, fail, "host.bash('touch ran.txt')") == (
         "bash: host authorization unavailable; command was not executed "
-        "(Permission denied: bash)"
+        "(the host's store is locked)"
     )
     assert not (tmp_path / "ran.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("reason", "line"),
+    [
+        ("denied by user", "PermissionError: host.bash was denied by the user: touch ran.txt"),
+        (
+            "approval required but no interactive channel is attached",
+            "PermissionError: host.bash needs approval and nobody can be asked here "
+            "(unattended): touch ran.txt -- allow it with OPENAI4S_UNATTENDED_APPROVAL=allow"
+            " or a standing allow rule",
+        ),
+        (
+            "blocked by a standing 'deny' permission rule",
+            "PermissionError: host.bash is refused by a standing 'deny' permission rule: "
+            "touch ran.txt",
+        ),
+    ],
+)
+def test_a_refusal_is_one_line_in_the_cell(worker, tmp_path, reason, line):
+    def deny(method, args):
+        raise RuntimeError(f"Permission denied: {reason}")
+
+    response, _ = worker.execute("host.bash('touch   ran.txt')", on_host_call=deny)
+    # No traceback through the facade, no chained "During handling" text.
+    assert response["error"] == line + "\n"
+    assert response["trace"]["error_lineno"] == 1
+    assert not (tmp_path / "ran.txt").exists()
+    # Code that caught the RuntimeError host.bash always raised still does.
+    caught = "try:\n    host.bash('true')\nexcept RuntimeError as e:\n    print(type(e).__name__)"
+    response, _ = worker.execute(caught, on_host_call=deny)
+    assert response["stdout"] == "PermissionError\n"
 
 
 @pytest.mark.parametrize(

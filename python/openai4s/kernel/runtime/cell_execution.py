@@ -15,7 +15,12 @@ from openai4s.kernel.runtime import display, displayhook, figures, import_watch,
 from openai4s.kernel.runtime.capture import BoundedBuffer, StreamingStdout, cap_text
 from openai4s.kernel.runtime.guards import CellGuards
 from openai4s.kernel.runtime.spill import SpillFile
-from openai4s.kernel.runtime.tracebacks import cell_location, format_bounded, skip_frames_of
+from openai4s.kernel.runtime.tracebacks import (
+    cell_location,
+    format_bounded,
+    one_line,
+    skip_frames_of,
+)
 from openai4s.kernel.runtime.usage import CellClock
 
 _LINECACHE_CELLS = 128
@@ -180,7 +185,7 @@ class CellExecution:
             # This file's frames (run_cell, _execute, _compile_cell) are the
             # worker's, not the researcher's.
             tb = skip_frames_of(failure.__traceback__, _THIS_FILE)
-            error = format_bounded(failure, tb)
+            error = one_line(failure) or format_bounded(failure, tb)
             lineno, call = cell_location(failure.__traceback__, tag)
         stdout_text, declaration, captured = stdout.response_text()
         # Kept until the next request: the host asks for it (stdout_request)

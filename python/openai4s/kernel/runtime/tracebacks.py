@@ -14,6 +14,18 @@ def skip_frames_of(tb, filename: str):
     return tb
 
 
+def one_line(exc: BaseException):
+    """`Type: message` for an error that is a decision rather than a fault
+    (a refused host call), else None. Its frames are the facade's, not the
+    user's: a traceback through them would bury the one line that matters."""
+    if not getattr(exc, "_openai4s_one_line", False):
+        return None
+    try:
+        return f"{type(exc).__name__}: {exc}\n"
+    except Exception:
+        return None
+
+
 def format_bounded(exc: BaseException, tb) -> str:
     """The standard traceback text, generated into a bounded buffer.
 

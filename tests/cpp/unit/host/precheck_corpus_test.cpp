@@ -47,7 +47,9 @@ TEST(PrecheckCorpus, EveryRowOfTheTableIsCovered) {
     if (entry["refused"].is_string()) covered.insert(entry["refused"].get<std::string>());
   }
   for (const std::string& row : precheck_rules().row_order) {
-    if (row != "unanalysable") EXPECT_TRUE(covered.count(row)) << row;
+    if (row != "unanalysable") {
+      EXPECT_TRUE(covered.count(row)) << row;
+    }
   }
 }
 

@@ -134,7 +134,7 @@ class AuditLogTest : public StoreTest {
     for (const char* column :
          {"call_id", "frame_id", "action_group_id", "action_id", "permission_decision_id", "method",
           "args_preview", "result_preview", "result_digest", "side_effect_class", "resource_keys",
-          "ok", "created_at"}) {
+          "ok", "created_at", "summary", "decided_by", "outcome"}) {
       auto value = raw.text(std::string("SELECT ") + column + " FROM host_call_log");
       row[column] = value ? Json(*value) : Json();
     }
@@ -169,6 +169,22 @@ TEST_F(AuditLogTest, AnOrdinaryCallGetsPreviewsAndADigest) {
   EXPECT_EQ(row["side_effect_class"], "read");
   EXPECT_EQ(row["resource_keys"], R"(["fs:notes.txt"])");
   EXPECT_EQ(row["ok"], "1");
+}
+
+TEST_F(AuditLogTest, TheStoryColumnsAreStoredAsGiven) {
+  HostCallRecord call;
+  call.method = "authorize_bash";
+  call.summary = "API_TOKEN=<redacted> make";
+  call.decided_by = "user";
+  call.outcome = "denied";
+  ASSERT_TRUE(store().log_host_call(call).ok());
+  RawDb raw(db_path());
+  Json row = only_row(raw);
+  // A secret method's previews stay redacted; the summary is the caller's
+  // already-redacted one-liner.
+  EXPECT_EQ(row["summary"], "API_TOKEN=<redacted> make");
+  EXPECT_EQ(row["decided_by"], "user");
+  EXPECT_EQ(row["outcome"], "denied");
 }
 
 TEST_F(AuditLogTest, DefaultsAndAFailedCall) {
