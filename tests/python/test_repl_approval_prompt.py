@@ -34,7 +34,7 @@ def test_a_carriage_return_and_erase_line_cannot_hide_the_real_command(pane):
     # "echo harmless". Now the whole command is on screen, escaped.
     assert "    | rm -rf precious\\r\\x1b[2Kecho harmless" in screen
     pane.send("n", "Enter")
-    pane.wait_for_text("denied by user")
+    pane.wait_for_text("denied by the user")
     pane.wait_for_text("In [2]:")
 
 
@@ -45,7 +45,7 @@ def test_a_cut_target_says_so_and_offers_only_once(pane):
     assert "[a]lways" not in screen
     # "a" is not an answer here: it denies.
     pane.send("a", "Enter")
-    pane.wait_for_text("denied by user")
+    pane.wait_for_text("denied by the user")
     pane.wait_for_text("In [2]:")
 
 
@@ -68,4 +68,4 @@ def test_terminal_state_left_by_the_cell_cannot_hide_the_prompt(pane):
     line = _attributes_of_line(pane, "    | rm -rf precious")
     assert "\x1b[" not in line, repr(line)
     pane.send("n", "Enter")
-    pane.wait_for_text("denied by user")
+    pane.wait_for_text("denied by the user")

@@ -201,6 +201,12 @@ def _refusal(reason, command):
         return None
     why = reason[len(prefix) :]
     command = " ".join(command.split())  # one line, whatever the command's layout
+    # Escapes, not raw controls: an ESC sequence in the command must not
+    # repaint the terminal that shows this line (the same rule as prompts).
+    command = "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+        for c in command
+    )
     if len(command) > _REFUSAL_COMMAND_CHARS:
         command = command[: _REFUSAL_COMMAND_CHARS - 1] + "\u2026"
     template = _REFUSALS.get(why, "host.bash was refused ({why}): {command}")

@@ -112,7 +112,7 @@ def test_the_prompt_shows_a_target_s_controls_as_escapes(dispatcher, workspace):
     dispatcher.approver = approver = Approver("deny")
     with Kernel(dispatcher=dispatcher, cwd=workspace) as k:
         out = k.execute(_RUN.format(command))["stdout"]
-    assert "denied by user" in out
+    assert "denied by the user" in out
     (request,) = approver.asked
     assert request["target"] == command  # the real target, for programs
     prompt = request["prompt"]
@@ -133,7 +133,7 @@ def test_a_long_command_is_cut_visibly_and_only_once_is_offered(dispatcher, work
         # Same first 4,000 characters, another tail: it must be asked again.
         second = k.execute(_RUN.format(attack))["stdout"]
     assert first.endswith("benign\n")
-    assert "denied by user" in second and "EVIL" not in second
+    assert "denied by the user" in second and "EVIL" not in second
     assert len(approver.asked) == 2
     request = approver.asked[0]
     import hashlib
@@ -160,7 +160,7 @@ def test_an_always_rule_matches_the_whole_command_only(dispatcher, workspace):
         assert k.execute(_RUN.format(short))["stdout"].strip() == "y" * 3985
         assert k.execute(_RUN.format(short))["stdout"].strip() == "y" * 3985
         longer = k.execute(_RUN.format(short + "y" * 20 + " && echo EVIL"))["stdout"]
-    assert "denied by user" in longer
+    assert "denied by the user" in longer
     assert len(approver.asked) == 2
 
 
@@ -172,7 +172,7 @@ def test_a_redacted_command_is_never_approved_for_always(dispatcher, workspace):
     with Kernel(dispatcher=dispatcher, cwd=workspace) as k:
         assert k.execute(_RUN.format(command))["stdout"] == "ran\n"
         again = k.execute(_RUN.format(command))["stdout"]
-    assert "denied by user" in again
+    assert "denied by the user" in again
     assert approver.asked[0]["choices"] == ["once", "deny"]
     assert "hunter2" not in approver.asked[0]["prompt"]
     assert _bash_rules(dispatcher) == []

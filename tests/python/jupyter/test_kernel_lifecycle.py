@@ -171,7 +171,7 @@ def test_the_input_request_prompt_shows_controls_as_escapes(kernel, environment)
     prompt, reply, text = _run_with_answer(kernel, code, "n")
     assert "    | rm -rf precious\\r\\x1b[2Kecho harmless\n" in prompt["prompt"]
     assert "\r" not in prompt["prompt"] and "\x1b" not in prompt["prompt"]
-    assert "denied by user" in text
+    assert "denied by the user" in text
 
 
 def test_a_long_target_is_cut_visibly_and_always_counts_as_once(kernel, environment):
@@ -183,7 +183,7 @@ def test_a_long_target_is_cut_visibly_and_always_counts_as_once(kernel, environm
     assert "of 5017 bytes shown; sha256 " in prompt["prompt"]
     assert "[a]lways" not in prompt["prompt"]
     # "a" is not among the choices: it denies, and no rule is stored.
-    assert "denied by user" in text
+    assert "denied by the user" in text
     assert _bash_requests(environment)[-1] == ("denied", None, "live_thread")
 
 
