@@ -103,23 +103,32 @@ TEST(SandboxCgroupV2Test, AWatchedCgroupIsKilledThroughCgroupKill) {
 
 TEST(SandboxIdentityTest, ARootDaemonNeverHandsTheSandboxUidZero) {
   SandboxSettings settings;
-  auto nobody = choose_identity(settings, 0, 0, std::make_pair(0u, 0u));
+  // Only the facility probe runs without a lease: as nobody, shared.
+  auto nobody = choose_identity(settings, 0, 0, std::nullopt);
   EXPECT_TRUE(nobody.dropped);
   EXPECT_EQ(nobody.uid, kNobody);
   EXPECT_EQ(nobody.gid, kNobody);
-  auto owner = choose_identity(settings, 0, 0, std::make_pair(1000u, 1000u));
-  EXPECT_EQ(owner.uid, 1000u);
-  EXPECT_EQ(owner.gid, 1000u);
+  EXPECT_FALSE(nobody.own_uid);
+  auto own = choose_identity(settings, 0, 0, 0x4F340007U);
+  EXPECT_TRUE(own.dropped && own.own_uid);
+  EXPECT_EQ(own.uid, 0x4F340007U);
+  EXPECT_EQ(own.gid, 0x4F340007U);
+  EXPECT_TRUE(own.shared.empty()) << own.shared;
   settings.sandbox_uid = 2000;
-  auto configured = choose_identity(settings, 0, 0, std::make_pair(1000u, 1000u));
+  auto configured = choose_identity(settings, 0, 0, 0x4F340007U);
   EXPECT_EQ(configured.uid, 2000u);
   EXPECT_EQ(configured.gid, 2000u);
+  EXPECT_FALSE(configured.own_uid);
+  EXPECT_NE(configured.shared.find("OPENAI4S_SANDBOX_UID 2000 is one fixed uid"), std::string::npos)
+      << configured.shared;
   settings.sandbox_gid = 3000;
   EXPECT_EQ(choose_identity(settings, 0, 0, std::nullopt).gid, 3000u);
-  // A user daemon keeps its own ids: bubblewrap maps the sandbox to them.
+  // A user daemon keeps its own ids: bubblewrap maps the sandbox to them,
+  // and the status says what its kernels then share.
   auto user = choose_identity(settings, 1000, 100, std::nullopt);
   EXPECT_FALSE(user.dropped);
   EXPECT_EQ(user.uid, 1000u);
+  EXPECT_NE(user.shared.find("inotify instances"), std::string::npos) << user.shared;
 }
 
 // The workspace is shared with the sandbox uid by an ACL entry, never by a
