@@ -12,6 +12,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -69,7 +70,7 @@ bool mapped(std::uint32_t id) {
 }
 
 // Is the id taken by a real account or group (any name service)?
-bool account_exists(std::uint32_t id) {
+bool account_exists_now(std::uint32_t id) {
   char buffer[4096];
   struct passwd pw {};
   struct passwd* found_pw = nullptr;
@@ -79,6 +80,26 @@ bool account_exists(std::uint32_t id) {
   struct group gr {};
   struct group* found_gr = nullptr;
   return ::getgrgid_r(id, &gr, buffer, sizeof buffer, &found_gr) == 0 && found_gr != nullptr;
+}
+
+// account_exists_now, remembered for a minute: one lookup through every
+// name service costs a few hundred microseconds (systemd's userdb alone
+// probes a dozen paths), on every kernel start otherwise.
+bool account_exists(std::uint32_t id) {
+  static std::mutex mutex;
+  static std::map<std::uint32_t, std::pair<bool, Clock::time_point>> checked;
+  constexpr std::chrono::seconds kRecheck(60);
+  {
+    std::lock_guard lock(mutex);
+    auto found = checked.find(id);
+    if (found != checked.end() && Clock::now() - found->second.second < kRecheck) {
+      return found->second.first;
+    }
+  }
+  const bool exists = account_exists_now(id);
+  std::lock_guard lock(mutex);
+  checked[id] = {exists, Clock::now()};
+  return exists;
 }
 
 // The run directory, made if missing (root-only) and refused unless it is a
@@ -108,8 +129,14 @@ Result<UniqueFd> open_run_directory(const std::string& path) {
   return dir;
 }
 
-// The ids of a /proc/<pid>/status text's "Uid:" line.
-bool status_names_uid(const std::string& status, std::uint32_t uid) {
+// Does a /proc/<pid>/status text show a live process (a zombie runs
+// nothing: bubblewrap's PID 1 lingers as one until the host's init reaps
+// it) with `uid` among the ids of its "Uid:" line?
+bool runs_as(const std::string& status, std::uint32_t uid) {
+  std::size_t state = status.find("\nState:");
+  if (state == std::string::npos) return false;
+  std::size_t letter = status.find_first_not_of(" \t", state + 7);
+  if (letter == std::string::npos || status[letter] == 'Z' || status[letter] == 'X') return false;
   std::size_t at = status.find("\nUid:");
   if (at == std::string::npos) return false;
   const char* cursor = status.c_str() + at + 5;
@@ -161,18 +188,15 @@ std::optional<bool> uid_in_use(std::uint32_t uid) {
     if (entry->d_name[0] < '1' || entry->d_name[0] > '9') continue;
     struct stat st {};
     if (::fstatat(proc_fd, entry->d_name, &st, 0) != 0) continue;  // gone meanwhile
-    if (st.st_uid == uid) {
-      found = true;
-      continue;
-    }
-    // A process that is not dumpable shows as root's whatever its ids.
-    if (st.st_uid != 0) continue;
+    // A process that is not dumpable shows as root's whatever its ids;
+    // any other owner is its effective uid.
+    if (st.st_uid != uid && st.st_uid != 0) continue;
     std::string path = std::string(entry->d_name) + "/status";
     UniqueFd status(::openat(proc_fd, path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!status) continue;
     char buffer[2048];
     ssize_t n = ::read(status.get(), buffer, sizeof buffer);
-    if (n > 0) found = status_names_uid(std::string(buffer, static_cast<std::size_t>(n)), uid);
+    if (n > 0) found = runs_as(std::string(buffer, static_cast<std::size_t>(n)), uid);
   }
   ::closedir(proc);
   return found;

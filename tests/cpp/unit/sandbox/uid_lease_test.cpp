@@ -98,6 +98,29 @@ TEST(UidLeaseTest, AUidADeadDaemonLeftIsReclaimedOnlyOnceNothingRunsAsIt) {
   EXPECT_EQ(reclaimed->uid(), one.first);
 }
 
+TEST(UidLeaseTest, AZombieOfTheUidDoesNotHoldItBack) {
+  if (::geteuid() != 0) GTEST_SKIP() << "running a process as another uid needs root";
+  TempDir dir;
+  const UidRange one{kRange.first, kRange.first};
+  {
+    auto first = UidLease::acquire(run_dir(dir), one);
+    ASSERT_TRUE(first.ok());
+  }
+  std::ofstream(run_dir(dir) + "/" + std::to_string(one.first)) << "999999\n";
+  // What bubblewrap's PID 1 is until the host's init reaps it: exited, not
+  // yet waited for.
+  pid_t zombie = ::fork();
+  if (zombie == 0) {
+    if (::setresgid(one.first, one.first, one.first) == 0)
+      (void)::setresuid(one.first, one.first, one.first);
+    ::_exit(0);
+  }
+  ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(zombie), nullptr, WEXITED | WNOWAIT), 0);
+  auto lease = UidLease::acquire(run_dir(dir), one);
+  EXPECT_TRUE(lease.ok()) << lease.error().message;
+  ::waitpid(zombie, nullptr, 0);
+}
+
 TEST(UidLeaseTest, TheUidOfAnAccountIsNeverHandedOut) {
   TempDir dir;
   struct passwd* account = ::getpwnam("daemon");
