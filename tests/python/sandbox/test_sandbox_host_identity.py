@@ -17,7 +17,7 @@ READ_IDENTITY = (
     "    try:\n"
     "        with open(path, 'rb') as handle:\n"
     "            data = handle.read()\n"
-    "        print(path, len(data), data.decode('latin-1').strip())\n"
+    "        print(path, len(data), data.decode('latin-1').split()[:1])\n"
     "    except OSError as exc:\n"
     "        print(path, 'refused', exc.strerror)\n"
 )
@@ -39,7 +39,7 @@ def test_a_cell_sees_its_own_host_name_and_not_the_hosts_identity(sandboxed, mod
     lines = dict(line.split(" ", 1) for line in result["stdout"].splitlines())
     assert lines["gethostname"] == "openai4s", lines
     assert lines["uname"] == "openai4s", lines
-    assert lines["/proc/sys/kernel/hostname"] == "9 openai4s", lines
+    assert lines["/proc/sys/kernel/hostname"] == "9 ['openai4s']", lines
     for path in ("/etc/hostname", "/proc/cmdline", "/proc/config.gz"):
         # Masked (empty) where the host has the file; absent elsewhere.
         assert lines.get(path, "0 ").startswith("0 ") or "refused" in lines[path], lines
