@@ -7,6 +7,9 @@ import os
 
 import pytest
 
+from openai4s.kernel import Kernel
+from openai4s.kernel.sandbox_status import sandbox_for
+
 from sandbox_support import assert_usable
 
 ROOT = os.geteuid() == 0
@@ -121,6 +124,38 @@ def test_each_kernel_runs_as_a_host_uid_of_its_own(sandboxed):
     assert first.sandbox_status["identity"]["host_uid"] == uid
     run(first, "open('mine.txt', 'w').write('x')")
     assert os.stat(first.sandbox_status["workspace"] + "/mine.txt").st_uid == uid
+
+
+@needs_root
+def test_a_workspaces_next_kernel_gets_the_uid_its_files_belong_to(
+    sandbox_unavailable_reason, limits, tmp_path
+):
+    if sandbox_unavailable_reason is not None:
+        pytest.skip(f"bubblewrap cannot sandbox a kernel here: {sandbox_unavailable_reason}")
+    first_space, second_space = tmp_path / "first", tmp_path / "second"
+    first_space.mkdir()
+    second_space.mkdir()
+
+    def start(space):
+        return Kernel(cwd=str(space), sandbox=sandbox_for(str(space), mode="enforce"))
+
+    first = start(first_space)
+    second = start(second_space)
+    try:
+        run(second, "open('notes.txt', 'w').write('draft')")
+        owner = second.sandbox_status["identity"]["host_uid"]
+        assert (second_space / "notes.txt").stat().st_uid == owner
+        second.shutdown()
+        first.shutdown()
+        # Both uids are free now; the lowest is the first kernel's, but the
+        # second workspace's files belong to the other one.
+        second = start(second_space)
+        assert second.sandbox_status["identity"]["host_uid"] == owner
+        run(second, "open('notes.txt', 'a').write(' and more')")
+        assert (second_space / "notes.txt").read_text() == "draft and more"
+    finally:
+        first.shutdown()
+        second.shutdown()
 
 
 @needs_root
