@@ -411,7 +411,10 @@ Result<SandboxIdentity> BubblewrapLauncher::sandbox_identity(const std::string& 
                                       acl_user_ids(workspace));
       if (!leased) {
         return make_error(ErrorCode::kSandboxUnavailable,
-                          "no host uid could be leased for the sandbox: " + leased.error().message);
+                          "no host uid could be leased for the sandbox: " + leased.error().message +
+                              " (set OPENAI4S_SANDBOX_RUN_DIR to a directory only root may "
+                              "write, or OPENAI4S_SANDBOX_UID to run every kernel as one "
+                              "fixed, shared uid)");
       }
       lease_.emplace(std::move(leased.value()));
     }

@@ -118,6 +118,11 @@ def test_each_kernel_runs_as_a_host_uid_of_its_own(sandboxed):
         assert identity["own_uid"] is True, identity
         assert identity["shared"] is None, identity
         assert identity["host_uid"] not in (0, 65534), identity
+    # RLIMIT_NPROC now counts this kernel's tasks alone, so it is set.
+    limits = run(first, "print(open('/proc/self/limits').read())")
+    assert [line.split()[2] for line in limits.splitlines() if "Max processes" in line] == ["64"]
+    enforced_by = first.sandbox_status["limits"]["processes_enforced_by"]
+    assert "RLIMIT_NPROC" in enforced_by, enforced_by
     # A restart keeps the kernel's uid: the files it made stay its own.
     uid = ids[0]["host_uid"]
     first.restart()

@@ -180,5 +180,21 @@ TEST(SandboxIdentityTest, SettingsRefuseRootAndNonNumericIds) {
   EXPECT_EQ(parsed->sandbox_gid, 99u);
 }
 
+TEST(SandboxIdentityTest, SettingsTakeTheUidRangeAndRunDirectory) {
+  auto defaults = settings_from_environment({}, 1ULL << 34);
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->uid_range.first, kDefaultUidRange.first);
+  EXPECT_EQ(defaults->uid_run_directory, kDefaultRunDirectory);
+  auto parsed = settings_from_environment(
+      {{"OPENAI4S_SANDBOX_UID_RANGE", "200000-200099"}, {"OPENAI4S_SANDBOX_RUN_DIR", "/run/x"}},
+      1ULL << 34);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed->uid_range.first, 200000u);
+  EXPECT_EQ(parsed->uid_range.last, 200099u);
+  EXPECT_EQ(parsed->uid_run_directory, "/run/x");
+  EXPECT_FALSE(settings_from_environment({{"OPENAI4S_SANDBOX_UID_RANGE", "0-9"}}, 1ULL << 34).ok());
+  EXPECT_FALSE(settings_from_environment({{"OPENAI4S_SANDBOX_RUN_DIR", "run"}}, 1ULL << 34).ok());
+}
+
 }  // namespace
 }  // namespace o4s::sandbox
