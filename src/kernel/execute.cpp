@@ -8,6 +8,7 @@
 #include "base/utf8.h"
 #include "kernel/cell_io.h"
 #include "kernel/kernel_manager.h"
+#include "kernel/oom_report.h"
 #include "kernel/output_bounds.h"
 #include "kernel/streamed_stdout.h"
 #include "proto/frame_types.h"
@@ -155,6 +156,7 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
     if (capture && reader) reader->set_wake(-1, nullptr);
   });
 
+  const OomWatch oom_watch(options_.sandbox.get());
   Status sent = send(request);
   if (!sent) return std::move(sent).error();
 
@@ -201,6 +203,7 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
       Result<Json> response =
           finalise_response(std::move(frame), kept_chunks.chunks(), cell_id, sidecar_event);
       if (chunk_error) return std::move(*chunk_error);
+      if (response) oom_watch.report(response.value());
       // Only when the cell displayed something: a plain cell's response
       // keeps its exact key set.
       if (response && displays.truncated()) {

@@ -235,6 +235,8 @@ void KernelManager::kill_worker() {
 
 void KernelManager::shutdown() {
   close_transport();
+  // The worker is gone: its sandbox's envelope and uid go with it.
+  if (options_.sandbox) options_.sandbox->retire();
   if (hooks_) hooks_->generation_ended(authorization_generation());
 }
 

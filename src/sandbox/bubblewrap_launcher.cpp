@@ -154,10 +154,11 @@ class BubblewrapLaunch final : public PreparedLaunch {
     LaunchOutcome outcome;
     // Every process of the sandbox: bubblewrap outside, its PID 1, the
     // worker; what they start later is born inside.
-    // No RLIMIT_NPROC binds host root, nor a dropped identity (see prepare).
-    outcome.envelope =
-        launcher_.enter_envelope({spawned.pid, worker.init_pid, worker.worker_pid},
-                                 expect_.identity.uid == 0 || expect_.identity.dropped);
+    // No RLIMIT_NPROC binds host root, nor a shared dropped identity (see
+    // prepare).
+    const SandboxIdentity& who = expect_.identity;
+    outcome.envelope = launcher_.enter_envelope({spawned.pid, worker.init_pid, worker.worker_pid},
+                                                who.uid == 0 || (who.dropped && !who.own_uid));
     outcome.process_limit = outcome.envelope.processes;
     SelfTestReport report = run_self_test(worker, expect_);
     if (!report.passed()) {
@@ -203,14 +204,16 @@ class BubblewrapLaunch final : public PreparedLaunch {
 // entries (net.*) by the namespaces of the process that opens them, so the
 // sandbox still sees its own network namespace there.
 constexpr const char* kReadOnlyProcDirs[] = {"/proc/sys", "/proc/irq", "/proc/bus", "/proc/fs"};
-// Files that leak kernel memory, keys or timers, masked with /dev/null
-// whenever the sandbox's ids could open them (as /etc's secrets: a
-// root-only kpage* is already shut to any other uid by its mode); and the
+// Files that leak kernel memory, keys or timers, or identify the host (its
+// boot command line, its kernel's build configuration), masked with
+// /dev/null whenever the sandbox's ids could open them (as /etc's secrets:
+// a root-only kpage* is already shut to any other uid by its mode); and the
 // memory of bubblewrap's init, PID 1 inside: it runs as the worker's uid, so
 // without the mask a cell could rewrite it through /proc/1/mem.
 constexpr const char* kMaskedProcFiles[] = {
-    "/proc/kcore",      "/proc/keys",        "/proc/timer_list",   "/proc/kpagecount",
-    "/proc/kpageflags", "/proc/kpagecgroup", "/proc/sysrq-trigger"};
+    "/proc/kcore",         "/proc/keys",       "/proc/timer_list",
+    "/proc/kpagecount",    "/proc/kpageflags", "/proc/kpagecgroup",
+    "/proc/sysrq-trigger", "/proc/cmdline",    "/proc/config.gz"};
 constexpr const char* kInitMemory[] = {"/proc/1/mem", "/proc/1/task/1/mem"};
 
 bool exists(const std::string& path) {
@@ -246,10 +249,14 @@ BwrapCommand isolation_command(const std::string& bwrap_path, const SandboxSetti
       .unshare(Namespace::kIpc)
       .unshare(Namespace::kUts);
   if (!settings.allow_raw_network) command.unshare(Namespace::kNet);
+  // Its own UTS namespace alone would still show the host's name, copied.
+  command.hostname(kSandboxHostname);
   command.drop_all_capabilities().disable_nested_user_namespaces();
   const SystemLayout& layout = system_layout();
   for (const auto& op : layout.operations) command.add(op);
   for (const auto& mask : masks_for(layout, reader)) command.add(mask);
+  // The host's name, as /etc shows it, goes with the UTS namespace's.
+  if (exists("/etc/hostname")) command.add({Kind::kMaskFile, "", "/etc/hostname", std::nullopt});
   command.add({Kind::kDev, "", "/dev", std::nullopt});
   command.add({Kind::kProc, "", "/proc", std::nullopt});
   add_proc_hardening(command, reader);
@@ -386,17 +393,34 @@ BubblewrapLauncher::BubblewrapLauncher(std::string bwrap_path, SandboxSettings s
       settings_(std::move(settings)),
       identity_(std::move(identity)) {}
 
-SandboxIdentity BubblewrapLauncher::sandbox_identity(const std::string& workspace) const {
+Result<SandboxIdentity> BubblewrapLauncher::sandbox_identity(const std::string& workspace) {
   if (::getuid() == 0 && !identity_.drops_root) {
     // The probe found no way out of root; the self-test then says so.
     SandboxIdentity as_root;
     as_root.chosen_by = "none: " + identity_.problem;
+    as_root.shared = "host root: " + identity_.problem;
     return as_root;
   }
-  std::optional<std::pair<uid_t, gid_t>> owner;
-  struct stat st {};
-  if (::stat(workspace.c_str(), &st) == 0) owner = std::make_pair(st.st_uid, st.st_gid);
-  return choose_identity(settings_, ::getuid(), ::getgid(), owner);
+  std::optional<std::uint32_t> own;
+  if (::getuid() == 0 && !settings_.sandbox_uid) {
+    std::lock_guard lock(lease_mutex_);
+    if (!lease_) {
+      // Uids an earlier kernel of this workspace ran as come first: the
+      // files it left stay writable to this one.
+      auto leased = UidLease::acquire(settings_.uid_run_directory, settings_.uid_range,
+                                      acl_user_ids(workspace));
+      if (!leased) {
+        return make_error(ErrorCode::kSandboxUnavailable,
+                          "no host uid could be leased for the sandbox: " + leased.error().message +
+                              " (set OPENAI4S_SANDBOX_RUN_DIR to a directory only root may "
+                              "write, or OPENAI4S_SANDBOX_UID to run every kernel as one "
+                              "fixed, shared uid)");
+      }
+      lease_.emplace(std::move(leased.value()));
+    }
+    own = lease_->uid();
+  }
+  return choose_identity(settings_, ::getuid(), ::getgid(), own);
 }
 
 EnvelopeReport BubblewrapLauncher::enter_envelope(const std::vector<pid_t>& pids, bool root_uid) {
@@ -458,6 +482,26 @@ std::optional<std::string> BubblewrapLauncher::limit_hit() const {
   return cgroup_->limit_hit();
 }
 
+void BubblewrapLauncher::retire() {
+  {
+    std::lock_guard lock(cgroup_mutex_);
+    // A process the cell left running must not outlive the kernel: the
+    // next kernel handed this uid would share it.
+    if (cgroup_) cgroup_->kill_all();
+    cgroup_.reset();
+    cgroup_tried_ = false;
+    cgroup_error_.clear();
+  }
+  std::lock_guard lock(lease_mutex_);
+  lease_.reset();  // waits, bounded, for the uid's last processes
+}
+
+std::optional<std::uint64_t> BubblewrapLauncher::oom_kills() const {
+  std::lock_guard lock(cgroup_mutex_);
+  if (!cgroup_) return std::nullopt;
+  return cgroup_->oom_kills();
+}
+
 Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const LaunchSpec& spec) {
   // A root daemon's sandboxes all run as other uids: a symlink one of them
   // left is not followed to another kernel's workspace.
@@ -475,7 +519,9 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
   auto held = HeldPath::open(*workspace);
   if (!held) return std::move(held).error();
 
-  SandboxIdentity identity = sandbox_identity(held->stable(held->size() - 1));
+  auto chosen = sandbox_identity(held->stable(held->size() - 1));
+  if (!chosen) return std::move(chosen).error();
+  const SandboxIdentity identity = std::move(chosen.value());
   if (Status handed = hand_over_held_workspace(identity, *held); !handed) {
     return make_error(
         ErrorCode::kSandboxUnavailable,
@@ -510,10 +556,12 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
   expect.workspace = *workspace;
   expect.network_isolated = !settings_.allow_raw_network;
   expect.limits = settings_.limits;
-  // RLIMIT_NPROC is not set on a dropped identity: set before bubblewrap
-  // makes its user namespace, it would also bound every sandbox of that uid
-  // together. The pids cgroup bounds this sandbox's tasks instead.
-  if (identity.dropped) expect.limits.processes.reset();
+  // RLIMIT_NPROC counts the tasks of a uid: on a uid of the kernel's own it
+  // bounds this sandbox alone (set before bubblewrap makes its user
+  // namespace, it binds the namespace's owner too). On a shared uid it
+  // would bound every sandbox of that uid together, so it is not set; the
+  // pids cgroup bounds this sandbox's tasks instead.
+  if (identity.dropped && !identity.own_uid) expect.limits.processes.reset();
   expect.read_only_paths = {"/", "/usr", "/etc"};
 
   std::vector<std::string> readable = runtime_roots(spec.runtime_paths);
@@ -657,6 +705,7 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
     add(RLIMIT_AS, settings_.limits.address_space_bytes);
     add(RLIMIT_CPU, settings_.limits.cpu_seconds);
     add(RLIMIT_FSIZE, settings_.limits.file_size_bytes);
+    if (identity.own_uid) add(RLIMIT_NPROC, settings_.limits.processes);
     request.credentials = proc::ChildCredentials{identity.uid, identity.gid};
   }
   request.env = sandbox_environment(spec.request.env);

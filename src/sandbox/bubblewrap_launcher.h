@@ -1,7 +1,7 @@
 // The bubblewrap launcher (bubblewrap >= 0.8).
 //
-// Isolation: new user, PID, IPC, UTS and (unless raw network is allowed)
-// network namespaces; all capabilities dropped; no nested user namespaces;
+// Isolation: new user, PID, IPC, UTS (host name "openai4s") and (unless raw
+// network is allowed) network namespaces; all capabilities dropped; no nested user namespaces;
 // the seccomp policy; SIGKILL when the spawning thread dies.
 // Filesystem: the read-only system layout (system_layout.h), fresh /dev and
 // /proc, private size-capped tmpfs on /tmp, /dev/shm and the host home, the
@@ -24,8 +24,12 @@
 #include "sandbox/sandbox_cgroup.h"
 #include "sandbox/sandbox_identity.h"
 #include "sandbox/sandbox_settings.h"
+#include "sandbox/uid_lease.h"
 
 namespace o4s::sandbox {
+
+// What a cell sees as the machine's name (never the host's).
+inline constexpr const char* kSandboxHostname = "openai4s";
 
 // The isolation every bubblewrap run of ours shares (the facility probe and
 // every kernel), without workspace, runtime or command; /etc's secrets are
@@ -46,17 +50,25 @@ class BubblewrapLauncher final : public Launcher {
   // bind the host's root user.
   EnvelopeReport enter_envelope(const std::vector<pid_t>& pids, bool root_uid);
   std::optional<std::string> limit_hit() const override;
+  std::optional<std::uint64_t> oom_kills() const override;
+  // Kills what is left in the envelope, removes it, then releases the uid.
+  void retire() override;
 
   const SandboxSettings& settings() const { return settings_; }
   const std::string& bwrap_path() const { return bwrap_path_; }
   const IdentityPlan& identity_plan() const { return identity_; }
-  // Who the sandbox of `workspace` runs as on the host.
-  SandboxIdentity sandbox_identity(const std::string& workspace) const;
+  // Who this kernel's sandbox runs as on the host: a root daemon leases a
+  // uid of the kernel's own on the first launch and keeps it across
+  // restarts; `workspace` is searched for uids it was handed before.
+  Result<SandboxIdentity> sandbox_identity(const std::string& workspace);
 
  private:
   std::string bwrap_path_;
   SandboxSettings settings_;
   IdentityPlan identity_;
+  // Declared before the cgroup, so released after it killed what was left.
+  std::mutex lease_mutex_;
+  std::optional<UidLease> lease_;
   mutable std::mutex cgroup_mutex_;
   bool cgroup_tried_ = false;
   std::unique_ptr<SandboxCgroup> cgroup_;

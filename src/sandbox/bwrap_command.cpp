@@ -119,6 +119,11 @@ BwrapCommand& BwrapCommand::disable_nested_user_namespaces() {
   return *this;
 }
 
+BwrapCommand& BwrapCommand::hostname(std::string name) {
+  hostname_ = std::move(name);
+  return *this;
+}
+
 BwrapCommand& BwrapCommand::info_fd(int fd) {
   info_fd_ = fd;
   return *this;
@@ -171,6 +176,15 @@ Result<std::vector<std::string>> BwrapCommand::build(
       return invalid("--remount-ro is not a normal absolute path: '" + path + "'");
     }
   }
+  if (hostname_) {
+    if (std::find(namespaces_.begin(), namespaces_.end(), Namespace::kUts) == namespaces_.end()) {
+      return invalid("--hostname needs a UTS namespace of its own");
+    }
+    const bool valid_name =
+        !hostname_->empty() && hostname_->size() <= 64 &&
+        hostname_->find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") == std::string::npos;
+    if (!valid_name) return invalid("not a host name: '" + *hostname_ + "'");
+  }
   if (chdir_ && !is_normal_absolute_path(*chdir_)) {
     return invalid("--chdir is not a normal absolute path: '" + *chdir_ + "'");
   }
@@ -183,6 +197,7 @@ Result<std::vector<std::string>> BwrapCommand::build(
   if (die_with_parent_) argv.emplace_back("--die-with-parent");
   for (Namespace ns : namespaces_) argv.emplace_back(unshare_flag(ns));
   if (disable_userns_) argv.emplace_back("--disable-userns");
+  if (hostname_) argv.insert(argv.end(), {"--hostname", *hostname_});
   if (drop_capabilities_) argv.insert(argv.end(), {"--cap-drop", "ALL"});
   if (info_fd_) argv.insert(argv.end(), {"--info-fd", std::to_string(*info_fd_)});
   if (seccomp_fd_) argv.insert(argv.end(), {"--seccomp", std::to_string(*seccomp_fd_)});

@@ -51,6 +51,8 @@ class BwrapCommand {
   BwrapCommand& drop_all_capabilities();
   // The sandbox may not create user namespaces of its own (bwrap >= 0.8).
   BwrapCommand& disable_nested_user_namespaces();
+  // The sandbox's own host name (needs the UTS namespace: unshare(kUts)).
+  BwrapCommand& hostname(std::string name);
   // bwrap writes {"child-pid": N} (N = its namespace init's host pid) here.
   BwrapCommand& info_fd(int fd);
   // bwrap reads a compiled BPF program from this descriptor.
@@ -74,6 +76,7 @@ class BwrapCommand {
   bool die_with_parent_ = false;
   bool drop_capabilities_ = false;
   bool disable_userns_ = false;
+  std::optional<std::string> hostname_;
   std::optional<int> info_fd_;
   std::optional<int> seccomp_fd_;
   std::vector<FsOperation> operations_;

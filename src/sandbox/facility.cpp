@@ -114,6 +114,8 @@ Facility probe_as(const SandboxSettings& settings, const std::string& bwrap_path
 Facility run_probe(const SandboxSettings& settings) {
   auto bwrap = resolve_bwrap(settings.bwrap);
   if (!bwrap) return unavailable("", bwrap_missing(settings.bwrap));
+  // A root daemon's probe runs as nobody (or the fixed uid): it starts and
+  // ends at once, and needs no lease of its own.
   SandboxIdentity own = choose_identity(settings, ::getuid(), ::getgid(), std::nullopt);
   if (!own.dropped) return probe_as(settings, *bwrap, own);
 

@@ -128,6 +128,21 @@ std::optional<std::string> KernelSandbox::limit_hit() const {
   return launcher_->limit_hit();
 }
 
+void KernelSandbox::retire() {
+  {
+    std::lock_guard lock(mutex_);
+    pin_.reset();
+  }
+  std::lock_guard launch(launch_mutex_);
+  if (launcher_) launcher_->retire();
+}
+
+std::optional<std::uint64_t> KernelSandbox::oom_kills() const {
+  std::lock_guard launch(launch_mutex_);
+  if (!launcher_) return std::nullopt;
+  return launcher_->oom_kills();
+}
+
 SandboxStatus KernelSandbox::status() const {
   std::lock_guard lock(mutex_);
   return status_;

@@ -48,6 +48,12 @@ class KernelSandbox {
   // Which of the sandbox's limits ended its last worker, if one did: the
   // cell's error says so.
   std::optional<std::string> limit_hit() const;
+  // The kernel was shut down: frees its envelope and its uid (the
+  // launcher's retire()); a restart afterwards takes them anew.
+  void retire();
+  // How many processes the OOM killer has ended in the sandbox so far;
+  // nullopt without a memory cgroup. Read around each cell.
+  std::optional<std::uint64_t> oom_kills() const;
   const SandboxSettings& settings() const { return settings_; }
 
  private:

@@ -74,6 +74,12 @@ class Launcher {
   virtual Result<std::unique_ptr<PreparedLaunch>> prepare(const LaunchSpec& spec) = 0;
   // Which of the sandbox's limits ended its last worker, if one did.
   virtual std::optional<std::string> limit_hit() const { return std::nullopt; }
+  // The kernel was shut down and its worker is gone: free what the
+  // launcher holds for it (its envelope, its uid). A later launch takes
+  // them anew.
+  virtual void retire() {}
+  // The envelope's OOM-kill count so far (SandboxCgroup::oom_kills).
+  virtual std::optional<std::uint64_t> oom_kills() const { return std::nullopt; }
 };
 
 // No sandbox: the request runs as given.

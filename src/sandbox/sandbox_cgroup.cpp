@@ -245,6 +245,8 @@ Result<std::unique_ptr<SandboxCgroup>> SandboxCgroup::create(
         (void)write_text(dir + "/memory.memsw.limit_in_bytes", bytes);
       }
     }
+    const char* events = made->versions_["memory"] == 2 ? "memory.events" : "memory.oom_control";
+    made->oom_counter_ = UniqueFd(::open((dir + "/" + events).c_str(), O_RDONLY | O_CLOEXEC));
     m.memory = "a memory cgroup (" + version_name(made->versions_["memory"]) +
                ") over the whole sandbox, tmpfs included";
   }
@@ -316,7 +318,15 @@ std::optional<std::uint64_t> SandboxCgroup::cpu_usage_ns() const {
 std::optional<std::uint64_t> SandboxCgroup::oom_kills() const {
   auto it = versions_.find("memory");
   if (it == versions_.end()) return std::nullopt;
-  return counter("memory", it->second == 2 ? "memory.events" : "memory.oom_control", "oom_kill");
+  if (!oom_counter_) {
+    // Not opened when the cgroup was made (an old v1 kernel): by path.
+    return counter("memory", it->second == 2 ? "memory.events" : "memory.oom_control", "oom_kill");
+  }
+  // Both files are a few short "key value" lines.
+  char buffer[1024];
+  ssize_t n = ::pread(oom_counter_.get(), buffer, sizeof buffer - 1, 0);
+  if (n <= 0) return std::nullopt;
+  return number_in(std::string(buffer, static_cast<std::size_t>(n)), "oom_kill");
 }
 
 std::optional<std::uint64_t> SandboxCgroup::pids_refusals() const {

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "base/unique_fd.h"
 
 namespace o4s::sandbox {
 
@@ -89,6 +90,11 @@ class SandboxCgroup {
   // SIGKILLs every process in the envelope.
   void kill_all() const;
   std::optional<std::uint64_t> cpu_usage_ns() const;
+  // How many processes the kernel's OOM killer has ended in the envelope
+  // since it was made (v2 memory.events, v1 memory.oom_control: oom_kill,
+  // Linux >= 4.13); nullopt without a memory cgroup. One pread on a
+  // descriptor held open, cheap enough to read around every cell.
+  std::optional<std::uint64_t> oom_kills() const;
 
   const EnvelopeMechanisms& mechanisms() const { return mechanisms_; }
   const std::map<std::string, std::string>& directories() const { return directories_; }
@@ -98,7 +104,6 @@ class SandboxCgroup {
                 std::map<std::string, int> versions);
   std::optional<std::uint64_t> counter(const std::string& controller, const std::string& file,
                                        const std::string& key) const;
-  std::optional<std::uint64_t> oom_kills() const;
   std::optional<std::uint64_t> pids_refusals() const;
   void watch_cpu();
 
@@ -106,6 +111,7 @@ class SandboxCgroup {
   std::map<std::string, std::string> directories_;  // controller -> our cgroup
   std::map<std::string, int> versions_;
   EnvelopeMechanisms mechanisms_;
+  UniqueFd oom_counter_;  // the file oom_kills() reads
 
   mutable std::mutex mutex_;
   mutable std::condition_variable wake_;

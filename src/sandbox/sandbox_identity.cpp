@@ -14,8 +14,17 @@
 
 namespace o4s::sandbox {
 
+namespace {
+
+// What every sandbox sharing one host uid shares: the limits Linux keeps
+// per uid, which one kernel can exhaust for all the others.
+constexpr const char* kPerUidLimits =
+    "inotify instances, POSIX message queue bytes, queued signals and RLIMIT_NPROC";
+
+}  // namespace
+
 SandboxIdentity choose_identity(const SandboxSettings& settings, uid_t host_uid, gid_t host_gid,
-                                std::optional<std::pair<uid_t, gid_t>> workspace_owner) {
+                                std::optional<std::uint32_t> own_uid) {
   SandboxIdentity identity;
   if (host_uid != 0) {
     // Not root: bubblewrap maps the sandbox to this uid, which holds no more
@@ -23,6 +32,11 @@ SandboxIdentity choose_identity(const SandboxSettings& settings, uid_t host_uid,
     identity.uid = host_uid;
     identity.gid = host_gid;
     identity.chosen_by = "the daemon's own uid";
+    identity.shared = "uid " + std::to_string(host_uid) +
+                      " is shared by every kernel of this daemon and by the daemon's user, and "
+                      "so are " +
+                      kPerUidLimits +
+                      " (a daemon that is not root cannot give a kernel a uid of its own)";
     return identity;
   }
   identity.dropped = true;
@@ -30,14 +44,22 @@ SandboxIdentity choose_identity(const SandboxSettings& settings, uid_t host_uid,
     identity.uid = *settings.sandbox_uid;
     identity.gid = settings.sandbox_gid.value_or(*settings.sandbox_uid);
     identity.chosen_by = "OPENAI4S_SANDBOX_UID";
-  } else if (workspace_owner && workspace_owner->first != 0) {
-    identity.uid = workspace_owner->first;
-    identity.gid = workspace_owner->second != 0 ? workspace_owner->second : kNobody;
-    identity.chosen_by = "the workspace owner";
+    identity.shared = "OPENAI4S_SANDBOX_UID " + std::to_string(identity.uid) +
+                      " is one fixed uid: every kernel run as it shares " + kPerUidLimits;
+  } else if (own_uid) {
+    identity.uid = *own_uid;
+    identity.gid = *own_uid;
+    identity.own_uid = true;
+    identity.chosen_by = "a uid of the kernel's own, leased from " +
+                         std::to_string(settings.uid_range.first) + "-" +
+                         std::to_string(settings.uid_range.last);
+    return identity;
   } else {
     identity.uid = kNobody;
     identity.gid = kNobody;
     identity.chosen_by = "the default (nobody, 65534)";
+    identity.shared =
+        std::string("nobody (65534) is shared by every sandbox run as it: ") + kPerUidLimits;
   }
   if (settings.sandbox_gid) identity.gid = *settings.sandbox_gid;
   return identity;
@@ -148,6 +170,14 @@ bool can_search(const struct stat& st, std::uint32_t uid, std::uint32_t gid) {
 }
 
 }  // namespace
+
+std::vector<std::uint32_t> acl_user_ids(const std::string& directory) {
+  std::vector<std::uint32_t> ids;
+  for (const auto& entry : read_acl(directory).value_or(std::vector<AclEntry>{})) {
+    if (entry.tag == kUser) ids.push_back(entry.id);
+  }
+  return ids;
+}
 
 Status let_walk_to(const SandboxIdentity& identity, const std::string& path) {
   if (!identity.dropped) return {};

@@ -6,12 +6,17 @@
 // bubblewrap: proc::SpawnRequest::credentials), and a non-root daemon keeps
 // its own.
 //
-// Ownership: the cell's files are owned by that uid. Unless configured, it is
-// the workspace's owner when that is not root (the user's files stay the
-// user's), else nobody (65534). A workspace directory the sandbox uid does
-// not own gets a POSIX ACL entry granting that uid rwx on the directory
-// itself (not its contents), so the cell can create files there; host files
-// inside stay readable and writable as their own modes allow.
+// Which uid: unless one fixed uid is configured (OPENAI4S_SANDBOX_UID), a
+// root daemon gives each kernel a uid and gid of its own, leased for the
+// kernel's life (uid_lease.h): Linux counts inotify instances, message
+// queue bytes, queued signals and processes per uid, so kernels sharing one
+// could starve each other. The status says what a shared uid shares.
+//
+// Ownership: the cell's files are owned by that uid. A workspace directory
+// the sandbox uid does not own gets a POSIX ACL entry granting that uid rwx
+// on the directory itself (not its contents), so the cell can create files
+// there; host files inside stay readable and writable as their own modes
+// allow.
 #pragma once
 
 #include <sys/types.h>
@@ -32,7 +37,9 @@ struct SandboxIdentity {
   std::uint32_t uid = 0;  // host uid of every sandbox process
   std::uint32_t gid = 0;
   bool dropped = false;   // a root daemon switches to uid/gid before bubblewrap
-  std::string chosen_by;  // "OPENAI4S_SANDBOX_UID", "the workspace owner", ...
+  bool own_uid = false;   // leased for this kernel alone (uid_lease.h)
+  std::string chosen_by;  // "OPENAI4S_SANDBOX_UID", "a uid of the kernel's own", ...
+  std::string shared;     // what sharing the uid shares, and why; empty when own
 };
 
 // The ids the sandbox's processes carry on the host: a dropped identity's
@@ -46,10 +53,16 @@ struct IdentityPlan {
   std::string problem;      // why a root daemon cannot drop root, if it cannot
 };
 
-// The identity for a sandbox of `workspace` started by a daemon whose real
-// uid/gid are `host_uid`/`host_gid`; `workspace_owner` as stat() saw it.
+// The identity for a sandbox started by a daemon whose real uid/gid are
+// `host_uid`/`host_gid`; `own_uid`: the uid leased for the kernel, if any
+// (a root daemon without OPENAI4S_SANDBOX_UID runs as it; without one, as
+// nobody: only the facility probe does).
 SandboxIdentity choose_identity(const SandboxSettings& settings, uid_t host_uid, gid_t host_gid,
-                                std::optional<std::pair<uid_t, gid_t>> workspace_owner);
+                                std::optional<std::uint32_t> own_uid);
+
+// Named-user entries of the directory's access ACL: the uids earlier
+// sandboxes of a workspace were handed it as (a new kernel prefers them).
+std::vector<std::uint32_t> acl_user_ids(const std::string& directory);
 
 // Lets the sandbox uid create files in a workspace directory it does not own
 // (see above); a no-op unless the identity drops root.

@@ -211,6 +211,17 @@ Result<SandboxSettings> settings_from_environment(const EnvironmentMap& env,
   auto gid = id_from(env, "OPENAI4S_SANDBOX_GID");
   if (!gid) return std::move(gid).error();
   settings.sandbox_gid = gid.value();
+  if (auto range = lookup(env, "OPENAI4S_SANDBOX_UID_RANGE"); range && !range->empty()) {
+    auto parsed = parse_uid_range(*range);
+    if (!parsed) return std::move(parsed).error();
+    settings.uid_range = parsed.value();
+  }
+  if (auto run_dir = lookup(env, "OPENAI4S_SANDBOX_RUN_DIR"); run_dir && !run_dir->empty()) {
+    if (!run_dir->starts_with("/")) {
+      return invalid("OPENAI4S_SANDBOX_RUN_DIR", *run_dir, "an absolute path");
+    }
+    settings.uid_run_directory = *run_dir;
+  }
   return settings;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "sandbox/uid_lease.h"
 
 namespace o4s::sandbox {
 
@@ -43,10 +44,13 @@ struct SandboxSettings {
   std::vector<std::string> extra_read_paths;
   // The bubblewrap program: a bare name is looked up on the host's PATH.
   std::string bwrap = "bwrap";
-  // The host ids a root daemon runs its sandboxes as (sandbox_identity.h);
-  // unset: the workspace's owner when that is not root, else nobody.
+  // One fixed host uid/gid for every sandbox of a root daemon
+  // (sandbox_identity.h); unset: each kernel leases a uid of its own from
+  // `uid_range` (uid_lease.h), locked in `uid_run_directory`.
   std::optional<std::uint32_t> sandbox_uid;
   std::optional<std::uint32_t> sandbox_gid;
+  UidRange uid_range = kDefaultUidRange;
+  std::string uid_run_directory = kDefaultRunDirectory;
 };
 
 using EnvironmentMap = std::map<std::string, std::string>;
@@ -62,7 +66,10 @@ using EnvironmentMap = std::map<std::string, std::string>;
 //   OPENAI4S_KERNEL_SANDBOX_READ_PATHS colon-separated absolute paths
 //   OPENAI4S_KERNEL_BWRAP              bubblewrap program (default: bwrap)
 //   OPENAI4S_SANDBOX_UID / _GID        host uid / gid of a root daemon's
-//                                      sandboxes (never 0)
+//                                      sandboxes (never 0): one fixed,
+//                                      shared uid instead of one per kernel
+//   OPENAI4S_SANDBOX_UID_RANGE         FIRST-LAST: the per-kernel uids
+//   OPENAI4S_SANDBOX_RUN_DIR           where their lock files live
 Result<SandboxSettings> settings_from_environment(const EnvironmentMap& env,
                                                   std::uint64_t physical_memory_bytes);
 

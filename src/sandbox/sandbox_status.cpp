@@ -13,10 +13,16 @@ nlohmann::json optional_number(const std::optional<std::uint64_t>& value) {
 // The uid mapping: what the cell sees as its uid and what the host sees.
 nlohmann::json SandboxStatus::identity_json() const {
   if (!identity) return nullptr;
-  return {{"sandbox_uid", identity->uid},    {"sandbox_gid", identity->gid},
-          {"host_uid", identity->uid},       {"host_gid", identity->gid},
-          {"host_root", identity->uid == 0}, {"dropped_from_root", identity->dropped},
-          {"chosen_by", identity->chosen_by}};
+  return {{"sandbox_uid", identity->uid},
+          {"sandbox_gid", identity->gid},
+          {"host_uid", identity->uid},
+          {"host_gid", identity->gid},
+          {"host_root", identity->uid == 0},
+          {"dropped_from_root", identity->dropped},
+          {"chosen_by", identity->chosen_by},
+          {"own_uid", identity->own_uid},
+          {"shared",
+           identity->shared.empty() ? nlohmann::json(nullptr) : nlohmann::json(identity->shared)}};
 }
 
 nlohmann::json SandboxStatus::to_json() const {

@@ -47,11 +47,11 @@ def sandboxed(sandbox_unavailable_reason, limits, workspace):
         pytest.skip(f"bubblewrap cannot sandbox a kernel here: {sandbox_unavailable_reason}")
     started = []
 
-    def start(dispatcher=echo_dispatcher, **kwargs):
+    def start(dispatcher=echo_dispatcher, mode="enforce", **kwargs):
         kernel = Kernel(
             dispatcher=dispatcher,
             cwd=str(workspace),
-            sandbox=sandbox_for(str(workspace), mode="enforce"),
+            sandbox=sandbox_for(str(workspace), mode=mode),
             **kwargs,
         )
         started.append(kernel)

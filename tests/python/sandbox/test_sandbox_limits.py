@@ -6,6 +6,8 @@ second."""
 import subprocess
 import time
 
+import pytest
+
 from sandbox_support import assert_usable, error_of
 
 
@@ -63,6 +65,52 @@ def test_a_memory_bomb_ends_as_a_memory_error_and_the_kernel_survives(kernel):
     big = kernel.execute("buffer = bytearray(8 << 30)")
     assert "MemoryError" in error_of(big)
     kernel.restart()
+    assert_usable(kernel)
+
+
+# Unreclaimable ballast in the sandbox's tmpfs (charged to its memory cgroup,
+# not to any process's RLIMIT_AS; in files under the file size limit), then
+# a child that grows until the cgroup
+# is full: the kernel's OOM killer ends the child (the largest process, and
+# it asks to be chosen), while the cell itself carries on.
+OOM_CELL = (
+    "import os, subprocess, sys\n"
+    "ballast = [f'/dev/shm/ballast{i}' for i in range(22)]\n"
+    "for path in ballast:\n"
+    "    with open(path, 'wb') as handle:\n"
+    "        handle.write(b'x' * (32 << 20))\n"
+    "grow = (\n"
+    '    \'open("/proc/self/oom_score_adj", "w").write("1000")\\n\'\n'
+    "    'chunks = []\\n'\n"
+    "    'while True:\\n'\n"
+    "    '    chunks.append(b\"x\" * (32 << 20))\\n'\n"
+    ")\n"
+    "try:\n"
+    "    child = subprocess.run([sys.executable, '-c', grow], capture_output=True)\n"
+    "finally:\n"
+    "    for path in ballast:\n"
+    "        os.unlink(path)\n"
+    "print('child', child.returncode)\n"
+)
+
+
+@pytest.mark.parametrize("mode", ["enforce", "auto"])
+def test_a_child_killed_by_the_oom_killer_is_reported(sandboxed, mode):
+    kernel = sandboxed(mode=mode)
+    if "cgroup" not in kernel.sandbox_status["envelope"]["memory"]["enforced_by"]:
+        pytest.skip(
+            "no memory cgroup: " + kernel.sandbox_status["envelope"]["memory"]["enforced_by"]
+        )
+    result = kernel.execute(OOM_CELL)
+    assert result["error"] is None, result
+    assert result["stdout"] == "child -9\n", result
+    assert result["usage"]["oom_kills"] >= 1, result["usage"]
+    assert "OOM killer ended" in result["stderr"], result["stderr"]
+    assert "memory limit (1.0 GiB" in result["stderr"], result["stderr"]
+    # Said once: the next cell has nothing to report.
+    quiet = kernel.execute("pass")
+    assert "oom_kills" not in quiet.get("usage", {}), quiet
+    assert "OOM" not in (quiet["stderr"] or "")
     assert_usable(kernel)
 
 

@@ -183,6 +183,22 @@ TEST(BwrapCommandTest, RefusesAnEmptyCommandAndNegativeDescriptors) {
   EXPECT_EQ(refusal(seccomp), "bubblewrap command: negative --seccomp fd");
 }
 
+TEST(BwrapCommandTest, AHostNameNeedsItsOwnUtsNamespaceAndAPlainName) {
+  BwrapCommand shared("bwrap");
+  shared.hostname("openai4s");
+  EXPECT_EQ(refusal(shared), "bubblewrap command: --hostname needs a UTS namespace of its own");
+  BwrapCommand own("bwrap");
+  own.unshare(Namespace::kUts).hostname("openai4s");
+  auto argv = built(own);
+  EXPECT_GE(index_of(argv, {"--unshare-uts"}), 0);
+  EXPECT_GE(index_of(argv, {"--hostname", "openai4s"}), 0);
+  for (const char* bad : {"", "a b", "Host", "x\n", "--x\nlong"}) {
+    BwrapCommand odd("bwrap");
+    odd.unshare(Namespace::kUts).hostname(bad);
+    EXPECT_NE(refusal(odd).find("not a host name"), std::string::npos) << bad;
+  }
+}
+
 TEST(PathHelpersTest, NormalPathsDepthAndContainment) {
   EXPECT_TRUE(is_normal_absolute_path("/"));
   EXPECT_TRUE(is_normal_absolute_path("/a/b.c/..d"));

@@ -103,23 +103,32 @@ TEST(SandboxCgroupV2Test, AWatchedCgroupIsKilledThroughCgroupKill) {
 
 TEST(SandboxIdentityTest, ARootDaemonNeverHandsTheSandboxUidZero) {
   SandboxSettings settings;
-  auto nobody = choose_identity(settings, 0, 0, std::make_pair(0u, 0u));
+  // Only the facility probe runs without a lease: as nobody, shared.
+  auto nobody = choose_identity(settings, 0, 0, std::nullopt);
   EXPECT_TRUE(nobody.dropped);
   EXPECT_EQ(nobody.uid, kNobody);
   EXPECT_EQ(nobody.gid, kNobody);
-  auto owner = choose_identity(settings, 0, 0, std::make_pair(1000u, 1000u));
-  EXPECT_EQ(owner.uid, 1000u);
-  EXPECT_EQ(owner.gid, 1000u);
+  EXPECT_FALSE(nobody.own_uid);
+  auto own = choose_identity(settings, 0, 0, 0x4F340007U);
+  EXPECT_TRUE(own.dropped && own.own_uid);
+  EXPECT_EQ(own.uid, 0x4F340007U);
+  EXPECT_EQ(own.gid, 0x4F340007U);
+  EXPECT_TRUE(own.shared.empty()) << own.shared;
   settings.sandbox_uid = 2000;
-  auto configured = choose_identity(settings, 0, 0, std::make_pair(1000u, 1000u));
+  auto configured = choose_identity(settings, 0, 0, 0x4F340007U);
   EXPECT_EQ(configured.uid, 2000u);
   EXPECT_EQ(configured.gid, 2000u);
+  EXPECT_FALSE(configured.own_uid);
+  EXPECT_NE(configured.shared.find("OPENAI4S_SANDBOX_UID 2000 is one fixed uid"), std::string::npos)
+      << configured.shared;
   settings.sandbox_gid = 3000;
   EXPECT_EQ(choose_identity(settings, 0, 0, std::nullopt).gid, 3000u);
-  // A user daemon keeps its own ids: bubblewrap maps the sandbox to them.
+  // A user daemon keeps its own ids: bubblewrap maps the sandbox to them,
+  // and the status says what its kernels then share.
   auto user = choose_identity(settings, 1000, 100, std::nullopt);
   EXPECT_FALSE(user.dropped);
   EXPECT_EQ(user.uid, 1000u);
+  EXPECT_NE(user.shared.find("inotify instances"), std::string::npos) << user.shared;
 }
 
 // The workspace is shared with the sandbox uid by an ACL entry, never by a
@@ -169,6 +178,22 @@ TEST(SandboxIdentityTest, SettingsRefuseRootAndNonNumericIds) {
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
   EXPECT_EQ(parsed->sandbox_uid, 1234u);
   EXPECT_EQ(parsed->sandbox_gid, 99u);
+}
+
+TEST(SandboxIdentityTest, SettingsTakeTheUidRangeAndRunDirectory) {
+  auto defaults = settings_from_environment({}, 1ULL << 34);
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->uid_range.first, kDefaultUidRange.first);
+  EXPECT_EQ(defaults->uid_run_directory, kDefaultRunDirectory);
+  auto parsed = settings_from_environment(
+      {{"OPENAI4S_SANDBOX_UID_RANGE", "200000-200099"}, {"OPENAI4S_SANDBOX_RUN_DIR", "/run/x"}},
+      1ULL << 34);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed->uid_range.first, 200000u);
+  EXPECT_EQ(parsed->uid_range.last, 200099u);
+  EXPECT_EQ(parsed->uid_run_directory, "/run/x");
+  EXPECT_FALSE(settings_from_environment({{"OPENAI4S_SANDBOX_UID_RANGE", "0-9"}}, 1ULL << 34).ok());
+  EXPECT_FALSE(settings_from_environment({{"OPENAI4S_SANDBOX_RUN_DIR", "run"}}, 1ULL << 34).ok());
 }
 
 }  // namespace
