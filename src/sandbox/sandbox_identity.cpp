@@ -58,8 +58,10 @@ SandboxIdentity choose_identity(const SandboxSettings& settings, uid_t host_uid,
     identity.uid = kNobody;
     identity.gid = kNobody;
     identity.chosen_by = "the default (nobody, 65534)";
-    identity.shared =
-        std::string("nobody (65534) is shared by every sandbox run as it: ") + kPerUidLimits;
+    // Appended, not `std::string(literal) + ...`: GCC 12's -Warray-bounds
+    // misfires on that temporary's inlined memcpy.
+    identity.shared = "nobody (65534) is shared by every sandbox run as it: ";
+    identity.shared += kPerUidLimits;
   }
   if (settings.sandbox_gid) identity.gid = *settings.sandbox_gid;
   return identity;

@@ -12,7 +12,8 @@ namespace o4s::host {
 namespace {
 
 bool has_raw_control(const std::string& text) {
-  for (unsigned char c : text) {
+  for (const char raw : text) {
+    const auto c = static_cast<unsigned char>(raw);
     if ((c < 0x20 && c != '\n') || c == 0x7F) return true;
   }
   // C1 and the reordering code points in UTF-8.
