@@ -4,6 +4,7 @@
 #include <optional>
 #include <xeus/xserver_control_main.hpp>
 
+#include "jupyter/message_rewrite.h"
 #include "jupyter/request_check.h"
 
 namespace o4s::jupyter {
@@ -22,7 +23,14 @@ InterruptingServer::InterruptingServer(std::unique_ptr<xeus::xserver> inner, Ser
   // The inner server's threads call these; they forward to the listeners
   // xkernel registers on this object (registered later, before start).
   inner_->register_shell_listener([this](xeus::xmessage m) {
-    if (!rejected(m, xeus::channel::SHELL)) notify_shell_listener(std::move(m));
+    if (rejected(m, xeus::channel::SHELL)) return;
+    if (m.header().value("msg_type", "") == "execute_request") {
+      bool unstored = shown_but_unstored(m);
+      if (hooks_.before_execute) hooks_.before_execute(unstored);
+      if (unstored) m = as_uncounted(std::move(m));
+    }
+    notify_shell_listener(std::move(m));
+    answer_aborted();
   });
   inner_->register_stdin_listener(
       [this](xeus::xmessage m) { notify_stdin_listener(std::move(m)); });
@@ -72,7 +80,7 @@ void InterruptingServer::send_control_impl(xeus::xmessage message) {
   inner_->send_control(std::move(message));
 }
 void InterruptingServer::send_stdin_impl(xeus::xmessage message) {
-  inner_->send_stdin(std::move(message));
+  inner_->send_stdin(input_request_to_the_letter(std::move(message)));
 }
 void InterruptingServer::publish_impl(xeus::xpub_message message, xeus::channel c) {
   inner_->publish(std::move(message), c);
@@ -81,8 +89,31 @@ void InterruptingServer::start_impl(xeus::xpub_message message) {
   inner_->start(std::move(message));
 }
 void InterruptingServer::abort_queue_impl(const listener& l, long polling_interval) {
-  inner_->abort_queue(l, polling_interval);
+  // xeus answers a skipped cell `status: error` (no ename, no status
+  // messages) from inside the failed cell's handler. ipykernel, and the
+  // protocol, say `aborted`, between a busy and an idle of its own, after
+  // the failed cell's idle: kept here and answered once that handler is
+  // done (answer_aborted). Other skipped requests keep xeus's answer.
+  inner_->abort_queue(
+      [this, &l](xeus::xmessage m) {
+        if (m.header().value("msg_type", "") == "execute_request") {
+          aborted_.push_back(std::move(m));
+        } else {
+          l(std::move(m));
+        }
+      },
+      polling_interval);
 }
+
+void InterruptingServer::answer_aborted() {
+  for (xeus::xmessage& m : aborted_) {
+    inner_->publish(status_for(m, "busy"), xeus::channel::SHELL);
+    inner_->send_shell(aborted_reply(m));
+    inner_->publish(status_for(m, "idle"), xeus::channel::SHELL);
+  }
+  aborted_.clear();
+}
+
 void InterruptingServer::stop_impl() {
   if (hooks_.before_stop) hooks_.before_stop();
   inner_->stop();
