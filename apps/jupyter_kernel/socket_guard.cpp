@@ -1,0 +1,234 @@
+#include "socket_guard.h"
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "message_signature.h"
+
+namespace o4s::jupyter_app {
+
+namespace {
+
+// Indices into Guard::slots.
+constexpr std::size_t kShell = 0, kControl = 1, kStdin = 2, kHeartbeat = 3, kIopub = 4, kRoles = 5;
+
+struct FrameCloser {
+  void operator()(zmq_msg_t* frame) const {
+    zmq_msg_close(frame);
+    delete frame;
+  }
+};
+using Frame = std::unique_ptr<zmq_msg_t, FrameCloser>;
+using Message = std::vector<Frame>;
+
+Frame new_frame() {
+  auto* frame = new zmq_msg_t;
+  zmq_msg_init(frame);
+  return Frame(frame);
+}
+
+// One of the kernel's sockets. Everything but `socket` is touched only by
+// the thread that uses the socket (xeus gives each socket one thread; stdin
+// shares the shell thread).
+struct Slot {
+  std::atomic<void*> socket{nullptr};
+  std::deque<Message> ready;  // signed messages not yet handed to xeus
+  std::size_t next_frame = 0;
+  bool sending = false;  // a multipart send is under way
+};
+
+struct Guard {
+  GuardSettings settings;
+  std::unique_ptr<SignatureCheck> check;
+  std::array<Slot, kRoles> slots;
+};
+
+Guard& guard() {
+  static Guard instance;
+  return instance;
+}
+
+Slot* checked_slot(void* socket) {
+  if (socket == nullptr) return nullptr;
+  for (std::size_t role : {kShell, kControl, kStdin}) {
+    Slot& slot = guard().slots[role];
+    if (slot.socket.load(std::memory_order_acquire) == socket) return &slot;
+  }
+  return nullptr;
+}
+
+// "tcp://127.0.0.1:5555" and "ipc://kernel-5555" both end with the port.
+std::string_view trailing_port(std::string_view endpoint) {
+  std::size_t start = endpoint.size();
+  while (start > 0 && endpoint[start - 1] >= '0' && endpoint[start - 1] <= '9') --start;
+  return endpoint.substr(start);
+}
+
+// Reads one whole message. 1: read; -1: none or an error (errno says).
+int read_message(void* socket, int flags, Message& out) {
+  for (;;) {
+    Frame frame = new_frame();
+    // A message's frames arrive together: only the first can be missing.
+    if (real::msg_recv(frame.get(), socket, out.empty() ? flags : 0) < 0) return -1;
+    bool more = zmq_msg_more(frame.get()) != 0;
+    out.push_back(std::move(frame));
+    if (!more) return 1;
+  }
+}
+
+bool signed_properly(const Message& message) {
+  if (!guard().check) return true;  // no connection file was read: nothing to check against
+  std::vector<std::string_view> frames;
+  frames.reserve(message.size());
+  for (const Frame& frame : message) {
+    frames.emplace_back(static_cast<const char*>(zmq_msg_data(frame.get())),
+                        zmq_msg_size(frame.get()));
+  }
+  return guard().check->accepts(frames);
+}
+
+// Reads what `socket` holds without waiting; keeps the signed messages
+// when `keep`, drops everything otherwise.
+void drain(Slot& slot, void* socket, bool keep) {
+  const int saved = errno;
+  for (;;) {
+    Message message;
+    if (read_message(socket, ZMQ_DONTWAIT, message) < 0) break;
+    if (keep && signed_properly(message)) slot.ready.push_back(std::move(message));
+  }
+  errno = saved;
+}
+
+int deliver(Slot& slot, zmq_msg_t* out) {
+  Message& message = slot.ready.front();
+  if (zmq_msg_move(out, message[slot.next_frame].get()) != 0) return -1;
+  if (++slot.next_frame == message.size()) {
+    slot.ready.pop_front();
+    slot.next_frame = 0;
+  }
+  return static_cast<int>(zmq_msg_size(out));
+}
+
+void set_bounds(void* socket, std::int64_t max_frame, int queued) {
+  zmq_setsockopt(socket, ZMQ_MAXMSGSIZE, &max_frame, sizeof max_frame);
+  zmq_setsockopt(socket, ZMQ_RCVHWM, &queued, sizeof queued);
+}
+
+long remaining_ms(std::chrono::steady_clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  return left.count() > 0 ? static_cast<long>(left.count()) : 0;
+}
+
+}  // namespace
+
+void set_guard_settings(GuardSettings settings) {
+  Guard& g = guard();
+  g.check = std::make_unique<SignatureCheck>(settings.signature_scheme, settings.key);
+  g.settings = std::move(settings);
+}
+
+void guard_before_bind(void* socket, const char* endpoint) {
+  if (endpoint == nullptr || std::strncmp(endpoint, "inproc://", 9) == 0) return;
+  std::string_view port = trailing_port(endpoint);
+  if (port.empty()) return;
+  Guard& g = guard();
+  // Small queues: a connection that floods waits on its own TCP buffer.
+  if (port == g.settings.shell_port) {
+    set_bounds(socket, kMaxShellFrame, 32);
+    g.slots[kShell].socket.store(socket, std::memory_order_release);
+  } else if (port == g.settings.control_port) {
+    set_bounds(socket, kMaxControlFrame, 32);
+    g.slots[kControl].socket.store(socket, std::memory_order_release);
+  } else if (port == g.settings.stdin_port) {
+    set_bounds(socket, kMaxStdinFrame, 8);
+    g.slots[kStdin].socket.store(socket, std::memory_order_release);
+  } else if (port == g.settings.hb_port) {
+    set_bounds(socket, kMaxHeartbeatFrame, 8);
+    g.slots[kHeartbeat].socket.store(socket, std::memory_order_release);
+  } else if (port == g.settings.iopub_port) {
+    set_bounds(socket, kMaxSubscriptionFrame, 32);
+    g.slots[kIopub].socket.store(socket, std::memory_order_release);
+  }
+}
+
+int guarded_recv(zmq_msg_t* message, void* socket, int flags) {
+  Slot* slot = checked_slot(socket);
+  if (slot == nullptr) return real::msg_recv(message, socket, flags);
+  while (slot->ready.empty()) {
+    // Blocking (control's loop, an input wait): until a signed message
+    // comes. Non-blocking (xeus's abort of queued cells): EAGAIN at once.
+    Message incoming;
+    if (read_message(socket, flags & ZMQ_DONTWAIT, incoming) < 0) return -1;
+    if (signed_properly(incoming)) slot->ready.push_back(std::move(incoming));
+  }
+  return deliver(*slot, message);
+}
+
+int guarded_poll(zmq_pollitem_t* items, int count, long timeout) {
+  const auto n = static_cast<std::size_t>(count < 0 ? 0 : count);
+  bool checked = false;
+  bool shell = false;
+  void* stdin_socket = guard().slots[kStdin].socket.load(std::memory_order_acquire);
+  bool polls_stdin = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    Slot* slot = checked_slot(items[i].socket);
+    checked = checked || slot != nullptr;
+    shell = shell || slot == &guard().slots[kShell];
+    polls_stdin = polls_stdin || (stdin_socket != nullptr && items[i].socket == stdin_socket);
+  }
+  if (!checked) return real::poll(items, count, timeout);
+  std::vector<zmq_pollitem_t> local(items, items + n);
+  // The shell thread waiting for requests is outside any input wait: what
+  // stdin gets meanwhile is read and dropped.
+  const bool flush_stdin = shell && stdin_socket != nullptr && !polls_stdin;
+  if (flush_stdin) local.push_back({stdin_socket, 0, ZMQ_POLLIN, 0});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout);
+  for (;;) {
+    bool kept = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      Slot* slot = checked_slot(local[i].socket);
+      kept = kept || (slot != nullptr && (local[i].events & ZMQ_POLLIN) && !slot->ready.empty());
+    }
+    long wait = kept ? 0 : (timeout < 0 ? -1 : remaining_ms(deadline));
+    int rc = real::poll(local.data(), static_cast<int>(local.size()), wait);
+    if (rc < 0) return rc;
+    int ready = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (Slot* slot = checked_slot(local[i].socket)) {
+        if (local[i].revents & ZMQ_POLLIN) drain(*slot, local[i].socket, true);
+        local[i].revents = static_cast<short>(local[i].revents & ~ZMQ_POLLIN);
+        if ((local[i].events & ZMQ_POLLIN) && !slot->ready.empty()) {
+          local[i].revents = static_cast<short>(local[i].revents | ZMQ_POLLIN);
+        }
+      }
+      items[i].revents = local[i].revents;
+      if (items[i].revents != 0) ++ready;
+    }
+    if (flush_stdin && (local[n].revents & ZMQ_POLLIN)) {
+      drain(guard().slots[kStdin], stdin_socket, false);
+    }
+    if (ready > 0 || timeout == 0 || (timeout > 0 && remaining_ms(deadline) == 0)) return ready;
+  }
+}
+
+void guard_before_send(void* socket, int flags) {
+  Slot& slot = guard().slots[kStdin];
+  if (socket == nullptr || socket != slot.socket.load(std::memory_order_acquire)) return;
+  if (!slot.sending) {
+    // An input_request goes out: whatever stdin holds from before is stale.
+    slot.ready.clear();
+    slot.next_frame = 0;
+    drain(slot, socket, false);
+  }
+  slot.sending = (flags & ZMQ_SNDMORE) != 0;
+}
+
+}  // namespace o4s::jupyter_app

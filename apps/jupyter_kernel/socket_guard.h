@@ -1,0 +1,67 @@
+// The kernel's sockets against a local process that can reach their ports
+// but has no key (hooked into libzmq by zmq_interposition.cpp):
+//
+// - Every socket has a bound on the size of one frame (ZMQ_MAXMSGSIZE: a
+//   peer that announces a bigger one is disconnected before anything is
+//   allocated) and on the messages queued per connection (ZMQ_RCVHWM).
+// - shell, control and stdin hand xeus only messages whose signature is
+//   exact (message_signature.h); the rest are dropped unparsed. A poll on
+//   shell reports it readable only once a signed message is there.
+// - stdin traffic outside an input wait is discarded (as ipykernel flushes
+//   it): read and dropped whenever the shell thread waits for requests,
+//   and before each input_request goes out. Without this, xeus never read
+//   stdin between prompts, and its queue held whatever came (64 MiB
+//   messages, never freed), and the first garbage to arrive answered the
+//   next input() with "".
+//
+// What is not bounded here: while a cell runs, each connection to stdin
+// may queue up to its high-water mark of frames of the bounded size; and
+// libzmq counts a multipart message once, so one endless multipart message
+// grows until it ends (libzmq offers no bound on a message's frame count).
+#pragma once
+
+#include <zmq.h>
+
+#include <cstdint>
+#include <string>
+
+namespace o4s::jupyter_app {
+
+// From the connection file, before the kernel creates its sockets.
+struct GuardSettings {
+  std::string shell_port;
+  std::string control_port;
+  std::string stdin_port;
+  std::string hb_port;
+  std::string iopub_port;
+  std::string signature_scheme;
+  std::string key;
+};
+
+inline constexpr std::int64_t kMaxShellFrame = 32 << 20;  // a cell's code and a comm's buffers
+inline constexpr std::int64_t kMaxControlFrame = 1 << 20;
+inline constexpr std::int64_t kMaxStdinFrame = 1 << 20;  // one line typed
+inline constexpr std::int64_t kMaxHeartbeatFrame = 64 << 10;
+// Jupyter clients subscribe to everything (an empty topic). libzmq stores a
+// topic one node per byte and frees it recursively: a 64 MiB subscription
+// overflowed the publisher thread's stack when its subscriber left.
+inline constexpr std::int64_t kMaxSubscriptionFrame = 1 << 10;
+
+void set_guard_settings(GuardSettings settings);
+
+// The real libzmq functions (zmq_interposition.cpp).
+namespace real {
+int msg_recv(zmq_msg_t* message, void* socket, int flags);
+int msg_send(zmq_msg_t* message, void* socket, int flags);
+int poll(zmq_pollitem_t* items, int count, long timeout);
+}  // namespace real
+
+// zmq_bind: sets the bounds of the socket bound to one of the kernel's
+// ports (before the bind, so every connection gets them).
+void guard_before_bind(void* socket, const char* endpoint);
+// zmq_msg_recv, zmq_poll, zmq_msg_send: what the kernel calls, guarded.
+int guarded_recv(zmq_msg_t* message, void* socket, int flags);
+int guarded_poll(zmq_pollitem_t* items, int count, long timeout);
+void guard_before_send(void* socket, int flags);
+
+}  // namespace o4s::jupyter_app
