@@ -42,9 +42,8 @@ inline constexpr std::int64_t kMaxShellFrame = 32 << 20;  // a cell's code and a
 inline constexpr std::int64_t kMaxControlFrame = 1 << 20;
 inline constexpr std::int64_t kMaxStdinFrame = 1 << 20;  // one line typed
 inline constexpr std::int64_t kMaxHeartbeatFrame = 64 << 10;
-// Jupyter clients subscribe to everything (an empty topic). libzmq stores a
-// topic one node per byte and frees it recursively: a 64 MiB subscription
-// overflowed the publisher thread's stack when its subscriber left.
+// Jupyter clients subscribe to everything (an empty topic); libzmq keeps a
+// subscription in a trie of one node per byte.
 inline constexpr std::int64_t kMaxSubscriptionFrame = 1 << 10;
 
 void set_guard_settings(GuardSettings settings);
