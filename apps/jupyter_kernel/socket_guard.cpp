@@ -4,13 +4,14 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <memory>
 #include <string_view>
 #include <vector>
 
-#include "message_signature.h"
+#include "jupyter/message_signature.h"
 
 namespace o4s::jupyter_app {
 
@@ -38,15 +39,24 @@ Frame new_frame() {
 // the thread that uses the socket (xeus gives each socket one thread; stdin
 // shares the shell thread).
 struct Slot {
+  const char* name = "";
   std::atomic<void*> socket{nullptr};
   std::deque<Message> ready;  // signed messages not yet handed to xeus
   std::size_t next_frame = 0;
   bool sending = false;  // a multipart send is under way
+  std::uint64_t drops = 0;
 };
 
 struct Guard {
+  Guard() {
+    slots[kShell].name = "shell";
+    slots[kControl].name = "control";
+    slots[kStdin].name = "stdin";
+    slots[kHeartbeat].name = "heartbeat";
+    slots[kIopub].name = "iopub";
+  }
   GuardSettings settings;
-  std::unique_ptr<SignatureCheck> check;
+  std::unique_ptr<jupyter::SignatureCheck> check;
   std::array<Slot, kRoles> slots;
 };
 
@@ -83,7 +93,17 @@ int read_message(void* socket, int flags, Message& out) {
   }
 }
 
-bool signed_properly(const Message& message) {
+// The kernel's stderr is where a client's operator looks; a flood gets its
+// first drops said one by one, then one line per thousand.
+void log_drop(const char* socket_name, std::string_view why, std::uint64_t& drops) {
+  ++drops;
+  if (drops > 100 && drops % 1000 != 0) return;
+  std::fprintf(stderr, "openai4s-jupyter-kernel: dropped a message on %s: %.*s (%llu so far)\n",
+               socket_name, static_cast<int>(why.size()), why.data(),
+               static_cast<unsigned long long>(drops));
+}
+
+bool signed_properly(Slot& slot, const Message& message) {
   if (!guard().check) return true;  // no connection file was read: nothing to check against
   std::vector<std::string_view> frames;
   frames.reserve(message.size());
@@ -91,7 +111,10 @@ bool signed_properly(const Message& message) {
     frames.emplace_back(static_cast<const char*>(zmq_msg_data(frame.get())),
                         zmq_msg_size(frame.get()));
   }
-  return guard().check->accepts(frames);
+  std::string_view why = guard().check->why_refused(frames);
+  if (why.empty()) return true;
+  log_drop(slot.name, why, slot.drops);
+  return false;
 }
 
 // Reads what `socket` holds without waiting; keeps the signed messages
@@ -101,7 +124,7 @@ void drain(Slot& slot, void* socket, bool keep) {
   for (;;) {
     Message message;
     if (read_message(socket, ZMQ_DONTWAIT, message) < 0) break;
-    if (keep && signed_properly(message)) slot.ready.push_back(std::move(message));
+    if (keep && signed_properly(slot, message)) slot.ready.push_back(std::move(message));
   }
   errno = saved;
 }
@@ -131,7 +154,7 @@ long remaining_ms(std::chrono::steady_clock::time_point deadline) {
 
 void set_guard_settings(GuardSettings settings) {
   Guard& g = guard();
-  g.check = std::make_unique<SignatureCheck>(settings.signature_scheme, settings.key);
+  g.check = std::make_unique<jupyter::SignatureCheck>(settings.signature_scheme, settings.key);
   g.settings = std::move(settings);
 }
 
@@ -167,7 +190,7 @@ int guarded_recv(zmq_msg_t* message, void* socket, int flags) {
     // comes. Non-blocking (xeus's abort of queued cells): EAGAIN at once.
     Message incoming;
     if (read_message(socket, flags & ZMQ_DONTWAIT, incoming) < 0) return -1;
-    if (signed_properly(incoming)) slot->ready.push_back(std::move(incoming));
+    if (signed_properly(*slot, incoming)) slot->ready.push_back(std::move(incoming));
   }
   return deliver(*slot, message);
 }

@@ -1,4 +1,4 @@
-#include "message_signature.h"
+#include "jupyter/message_signature.h"
 
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
@@ -7,7 +7,7 @@
 
 #include <memory>
 
-namespace o4s::jupyter_app {
+namespace o4s::jupyter {
 
 namespace {
 
@@ -61,19 +61,24 @@ SignatureCheck::SignatureCheck(const std::string& scheme, std::string key) : key
   }
 }
 
-bool SignatureCheck::accepts(const std::vector<std::string_view>& frames) const {
+std::string_view SignatureCheck::why_refused(const std::vector<std::string_view>& frames) const {
   std::size_t delimiter = 0;
   while (delimiter < frames.size() && frames[delimiter] != kDelimiter) ++delimiter;
+  if (delimiter == frames.size()) return "no <IDS|MSG> delimiter";
   // The signature and the four signed parts follow the delimiter.
-  if (delimiter + 6 > frames.size()) return false;
-  if (key_.empty()) return true;
-  if (digest_.empty()) return false;
+  if (delimiter + 6 > frames.size()) return "fewer than five frames after the delimiter";
+  if (key_.empty()) return {};
+  if (digest_.empty()) return "the connection file's signature scheme is not an HMAC";
   std::string expected = hex_hmac(digest_, key_, &frames[delimiter + 2], 4);
+  if (expected.empty()) return "the connection file's signature scheme is unknown to OpenSSL";
   const std::string_view signature = frames[delimiter + 1];
   // Exactly the digest's length, then every byte compared whatever the
   // first difference.
-  if (expected.empty() || signature.size() != expected.size()) return false;
-  return CRYPTO_memcmp(signature.data(), expected.data(), expected.size()) == 0;
+  if (signature.size() != expected.size() ||
+      CRYPTO_memcmp(signature.data(), expected.data(), expected.size()) != 0) {
+    return "the signature does not match";
+  }
+  return {};
 }
 
-}  // namespace o4s::jupyter_app
+}  // namespace o4s::jupyter

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace o4s::jupyter_app {
+namespace o4s::jupyter {
 
 class SignatureCheck {
  public:
@@ -21,11 +21,15 @@ class SignatureCheck {
   // "<IDS|MSG>", signature, header, parent header, metadata, content,
   // buffers). True when it has that shape and its signature frame is
   // exactly the hex HMAC of the four parts, compared in constant time.
-  bool accepts(const std::vector<std::string_view>& frames) const;
+  bool accepts(const std::vector<std::string_view>& frames) const {
+    return why_refused(frames).empty();
+  }
+  // Why `frames` is refused (for the log), or empty when it is accepted.
+  std::string_view why_refused(const std::vector<std::string_view>& frames) const;
 
  private:
   std::string digest_;  // OpenSSL's name ("sha256"); empty when unknown
   std::string key_;
 };
 
-}  // namespace o4s::jupyter_app
+}  // namespace o4s::jupyter
