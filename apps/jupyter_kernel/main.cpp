@@ -234,6 +234,7 @@ int main(int argc, char** argv) {
   // a worker that cannot start is said on stderr and in the error reply of
   // every request that needs it (each one tries again).
   raw->start_in_background();
+  o4s::jupyter_app::start_sweeper();
   std::thread(watch_signals, set, raw).detach();
   stop_with_parent(raw);
   kernel.start();

@@ -8,7 +8,9 @@
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "jupyter/message_signature.h"
@@ -35,15 +37,19 @@ Frame new_frame() {
   return Frame(frame);
 }
 
-// One of the kernel's sockets. Everything but `socket` is touched only by
-// the thread that uses the socket (xeus gives each socket one thread; stdin
-// shares the shell thread).
+// One of the kernel's sockets. xeus uses each from one thread (stdin
+// shares the shell thread); the sweeper (start_sweeper) also reads shell
+// and stdin while that thread is busy elsewhere. `use` orders the two:
+// every libzmq call on those sockets, and everything below `socket`, is
+// made holding it.
 struct Slot {
   const char* name = "";
   std::atomic<void*> socket{nullptr};
+  std::mutex use;
   std::deque<Message> ready;  // signed messages not yet handed to xeus
   std::size_t next_frame = 0;
   bool sending = false;  // a multipart send is under way
+  bool in_wait = false;  // stdin: an input_request went out, its reply has not come
   std::uint64_t drops = 0;
 };
 
@@ -60,9 +66,22 @@ struct Guard {
   std::array<Slot, kRoles> slots;
 };
 
+// Never destroyed: the sweeper may still run while the process exits.
 Guard& guard() {
-  static Guard instance;
-  return instance;
+  static Guard* instance = new Guard;
+  return *instance;
+}
+
+// The lock a call on `socket` takes: shell's and stdin's (see Slot); none
+// for the others.
+std::unique_lock<std::mutex> use_of(void* socket) {
+  for (std::size_t role : {kShell, kStdin}) {
+    Slot& slot = guard().slots[role];
+    if (socket != nullptr && slot.socket.load(std::memory_order_acquire) == socket) {
+      return std::unique_lock<std::mutex>(slot.use);
+    }
+  }
+  return {};
 }
 
 Slot* checked_slot(void* socket) {
@@ -185,6 +204,7 @@ void guard_before_bind(void* socket, const char* endpoint) {
 int guarded_recv(zmq_msg_t* message, void* socket, int flags) {
   Slot* slot = checked_slot(socket);
   if (slot == nullptr) return real::msg_recv(message, socket, flags);
+  auto in_use = use_of(socket);
   while (slot->ready.empty()) {
     // Blocking (control's loop, an input wait): until a signed message
     // comes. Non-blocking (xeus's abort of queued cells): EAGAIN at once.
@@ -192,66 +212,94 @@ int guarded_recv(zmq_msg_t* message, void* socket, int flags) {
     if (read_message(socket, flags & ZMQ_DONTWAIT, incoming) < 0) return -1;
     if (signed_properly(*slot, incoming)) slot->ready.push_back(std::move(incoming));
   }
-  return deliver(*slot, message);
+  int size = deliver(*slot, message);
+  if (size >= 0 && zmq_msg_more(message) == 0) slot->in_wait = false;
+  return size;
 }
 
 int guarded_poll(zmq_pollitem_t* items, int count, long timeout) {
   const auto n = static_cast<std::size_t>(count < 0 ? 0 : count);
-  bool checked = false;
-  bool shell = false;
-  void* stdin_socket = guard().slots[kStdin].socket.load(std::memory_order_acquire);
-  bool polls_stdin = false;
-  for (std::size_t i = 0; i < n; ++i) {
-    Slot* slot = checked_slot(items[i].socket);
-    checked = checked || slot != nullptr;
-    shell = shell || slot == &guard().slots[kShell];
-    polls_stdin = polls_stdin || (stdin_socket != nullptr && items[i].socket == stdin_socket);
-  }
-  if (!checked) return real::poll(items, count, timeout);
-  std::vector<zmq_pollitem_t> local(items, items + n);
-  // The shell thread waiting for requests is outside any input wait: what
-  // stdin gets meanwhile is read and dropped.
-  const bool flush_stdin = shell && stdin_socket != nullptr && !polls_stdin;
-  if (flush_stdin) local.push_back({stdin_socket, 0, ZMQ_POLLIN, 0});
+  Slot* polled = nullptr;
+  for (std::size_t i = 0; i < n && polled == nullptr; ++i) polled = checked_slot(items[i].socket);
+  if (polled == nullptr) return real::poll(items, count, timeout);
+  // Only xeus's shell thread polls a checked socket (shell, with its own
+  // inproc controller). Held while it waits: the sweeper leaves shell alone
+  // then, this poll reads it.
+  auto in_use = use_of(polled->socket.load(std::memory_order_acquire));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout);
   for (;;) {
     bool kept = false;
     for (std::size_t i = 0; i < n; ++i) {
-      Slot* slot = checked_slot(local[i].socket);
-      kept = kept || (slot != nullptr && (local[i].events & ZMQ_POLLIN) && !slot->ready.empty());
+      Slot* slot = checked_slot(items[i].socket);
+      kept = kept || (slot != nullptr && (items[i].events & ZMQ_POLLIN) && !slot->ready.empty());
     }
     long wait = kept ? 0 : (timeout < 0 ? -1 : remaining_ms(deadline));
-    int rc = real::poll(local.data(), static_cast<int>(local.size()), wait);
+    int rc = real::poll(items, count, wait);
     if (rc < 0) return rc;
     int ready = 0;
     for (std::size_t i = 0; i < n; ++i) {
-      if (Slot* slot = checked_slot(local[i].socket)) {
-        if (local[i].revents & ZMQ_POLLIN) drain(*slot, local[i].socket, true);
-        local[i].revents = static_cast<short>(local[i].revents & ~ZMQ_POLLIN);
-        if ((local[i].events & ZMQ_POLLIN) && !slot->ready.empty()) {
-          local[i].revents = static_cast<short>(local[i].revents | ZMQ_POLLIN);
+      if (Slot* slot = checked_slot(items[i].socket)) {
+        if (items[i].revents & ZMQ_POLLIN) drain(*slot, items[i].socket, true);
+        items[i].revents = static_cast<short>(items[i].revents & ~ZMQ_POLLIN);
+        if ((items[i].events & ZMQ_POLLIN) && !slot->ready.empty()) {
+          items[i].revents = static_cast<short>(items[i].revents | ZMQ_POLLIN);
         }
       }
-      items[i].revents = local[i].revents;
       if (items[i].revents != 0) ++ready;
-    }
-    if (flush_stdin && (local[n].revents & ZMQ_POLLIN)) {
-      drain(guard().slots[kStdin], stdin_socket, false);
     }
     if (ready > 0 || timeout == 0 || (timeout > 0 && remaining_ms(deadline) == 0)) return ready;
   }
 }
 
-void guard_before_send(void* socket, int flags) {
-  Slot& slot = guard().slots[kStdin];
-  if (socket == nullptr || socket != slot.socket.load(std::memory_order_acquire)) return;
-  if (!slot.sending) {
-    // An input_request goes out: whatever stdin holds from before is stale.
+int guarded_send(zmq_msg_t* message, void* socket, int flags) {
+  auto in_use = use_of(socket);
+  Slot& input = guard().slots[kStdin];
+  if (in_use && socket == input.socket.load(std::memory_order_acquire)) {
+    if (!input.sending) {
+      // An input_request goes out: whatever stdin holds from before is
+      // stale, and from now until its reply the sweeper leaves stdin alone.
+      input.ready.clear();
+      input.next_frame = 0;
+      drain(input, socket, false);
+      input.in_wait = true;
+    }
+    input.sending = (flags & ZMQ_SNDMORE) != 0;
+  }
+  return real::msg_send(message, socket, flags);
+}
+
+void guard_before_close(void* socket) {
+  for (Slot& slot : guard().slots) {
+    if (socket == nullptr || slot.socket.load(std::memory_order_acquire) != socket) continue;
+    std::lock_guard in_use(slot.use);
+    slot.socket.store(nullptr, std::memory_order_release);
     slot.ready.clear();
     slot.next_frame = 0;
-    drain(slot, socket, false);
   }
-  slot.sending = (flags & ZMQ_SNDMORE) != 0;
+}
+
+void start_sweeper() {
+  static std::once_flag started;
+  std::call_once(started, [] {
+    std::thread([] {
+      // Reads shell and stdin whenever the shell thread is busy elsewhere
+      // (running a cell): shell's signed messages wait in `ready` for
+      // xeus, the rest is dropped, and stdin outside an input wait is
+      // dropped whole. Without it, a flood while a cell ran queued up to
+      // the high-water mark of bounded frames per connection (1.5 GiB
+      // from 16 connections in a test).
+      for (;;) {
+        for (std::size_t role : {kShell, kStdin}) {
+          Slot& slot = guard().slots[role];
+          std::unique_lock in_use(slot.use, std::try_to_lock);
+          void* socket = slot.socket.load(std::memory_order_acquire);
+          if (!in_use || socket == nullptr || slot.in_wait || slot.sending) continue;
+          drain(slot, socket, role == kShell);
+        }
+        std::this_thread::sleep_for(kSweepInterval);
+      }
+    }).detach();
+  });
 }
 
 }  // namespace o4s::jupyter_app

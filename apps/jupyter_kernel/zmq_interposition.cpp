@@ -70,9 +70,15 @@ extern "C" int zmq_bind(void* socket, const char* endpoint) {
 }
 
 extern "C" int zmq_msg_send(zmq_msg_t* message, void* socket, int flags) {
-  o4s::jupyter_app::guard_before_send(socket, flags);
   o4s::jupyter_app::before_send(socket, message, flags);
-  return o4s::jupyter_app::real::msg_send(message, socket, flags);
+  return o4s::jupyter_app::guarded_send(message, socket, flags);
+}
+
+extern "C" int zmq_close(void* socket) {
+  static const auto next = next_symbol<int (*)(void*)>("zmq_close");
+  if (next == nullptr) return -1;
+  o4s::jupyter_app::guard_before_close(socket);
+  return next(socket);
 }
 
 extern "C" int zmq_msg_recv(zmq_msg_t* message, void* socket, int flags) {

@@ -56,9 +56,15 @@ std::string hex_hmac(const std::string& digest, const std::string& key,
 }  // namespace
 
 SignatureCheck::SignatureCheck(const std::string& scheme, std::string key) : key_(std::move(key)) {
-  if (scheme.compare(0, kHmacPrefix.size(), kHmacPrefix) == 0) {
-    digest_ = scheme.substr(kHmacPrefix.size());
+  if (scheme.compare(0, kHmacPrefix.size(), kHmacPrefix) != 0) return;
+  digest_ = scheme.substr(kHmacPrefix.size());
+  EVP_MD* md = EVP_MD_fetch(nullptr, digest_.c_str(), nullptr);
+  if (md == nullptr) {
+    digest_.clear();
+    return;
   }
+  hex_size_ = 2 * static_cast<std::size_t>(EVP_MD_get_size(md));
+  EVP_MD_free(md);
 }
 
 std::string_view SignatureCheck::why_refused(const std::vector<std::string_view>& frames) const {
@@ -68,10 +74,13 @@ std::string_view SignatureCheck::why_refused(const std::vector<std::string_view>
   // The signature and the four signed parts follow the delimiter.
   if (delimiter + 6 > frames.size()) return "fewer than five frames after the delimiter";
   if (key_.empty()) return {};
-  if (digest_.empty()) return "the connection file's signature scheme is not an HMAC";
+  if (digest_.empty()) return "the connection file's signature scheme is not an HMAC OpenSSL knows";
+  const std::string_view signature = frames[delimiter + 1];
+  // The length is no secret (the scheme names it): a frame of another
+  // length is refused before the HMAC is spent on a flood.
+  if (signature.size() != hex_size_) return "the signature does not match";
   std::string expected = hex_hmac(digest_, key_, &frames[delimiter + 2], 4);
   if (expected.empty()) return "the connection file's signature scheme is unknown to OpenSSL";
-  const std::string_view signature = frames[delimiter + 1];
   // Exactly the digest's length, then every byte compared whatever the
   // first difference.
   if (signature.size() != expected.size() ||

@@ -28,7 +28,8 @@ class SignatureCheck {
   std::string_view why_refused(const std::vector<std::string_view>& frames) const;
 
  private:
-  std::string digest_;  // OpenSSL's name ("sha256"); empty when unknown
+  std::string digest_;        // OpenSSL's name ("sha256"); empty when unknown
+  std::size_t hex_size_ = 0;  // the signature frame's one valid length
   std::string key_;
 };
 

@@ -98,6 +98,34 @@ def test_a_flood_of_huge_unsigned_messages_leaves_memory_flat(kernel, context, c
     assert _rss(kernel.pid) - before < ALLOWED_GROWTH
 
 
+@pytest.mark.parametrize("channel, count", [("stdin", 8), ("shell", 32)])
+def test_a_flood_while_a_cell_runs_leaves_memory_flat(kernel, context, channel, count):
+    # Frames under the size bound from many connections, each up to its
+    # queue's high-water mark, while the shell thread is busy in a cell and
+    # reads nothing itself. (A frame in flight is held whole: the bound per
+    # connection is one frame of the socket's size bound.)
+    msg_id = kernel.kc.execute("import time\ntime.sleep(6)\nprint('slept')")
+    kernel.wait_busy_state(msg_id)
+    before = _rss(kernel.pid)
+    payload = bytes(MIB - 4096)
+    socks = [_connect(context, kernel, channel) for _ in range(16)]
+    for _ in range(count):
+        for sock in socks:
+            try:
+                sock.send_multipart(
+                    [b"<IDS|MSG>", b"", payload, b"{}", b"{}", b"{}"], copy=False, flags=zmq.NOBLOCK
+                )
+            except zmq.Again:
+                pass
+    peak = _peak_rss(kernel.pid, 3.0)
+    for sock in socks:
+        sock.close()
+    assert peak - before < ALLOWED_GROWTH, f"{(peak - before) // MIB} MiB"
+    reply, outputs = kernel.collect(msg_id)
+    assert stdout_of(outputs) == "slept\n"
+    _still_serves(kernel)
+
+
 # Run in a process of its own that never closes its sockets: the attacker's
 # own XSUB crashes (SIGSEGV in libzmq 4.3.4) closing with 64 MiB
 # subscriptions in it.
