@@ -3,6 +3,7 @@ execution counts and cell names, input_request's `password`, aborted
 cells, user_expressions, exit/quit, short error names. One kernel serves
 the module (each test reads the count it starts from)."""
 
+import io
 import re
 import subprocess
 
@@ -158,3 +159,45 @@ def test_exit_leaves_jupyter_console():
     assert "42" in proc.stdout, (proc.stdout, proc.stderr)
     assert "after exit" not in proc.stdout
     assert proc.returncode == 0
+
+
+def test_getpass_is_hidden_in_jupyter_console():
+    pexpect = pytest.importorskip("pexpect")
+    reason = kernel_missing_reason()
+    if reason:
+        pytest.skip(reason)
+    environment = KernelEnvironment()
+    console = pexpect.spawn(
+        "jupyter",
+        [
+            "console",
+            "--kernel",
+            KERNEL_NAME,
+            "--simple-prompt",
+            "--ZMQTerminalInteractiveShell.kernel_timeout=60",
+        ],
+        cwd=str(environment.workspace),
+        env=environment.environ(),
+        encoding="utf-8",
+        timeout=60,
+    )
+    screen = io.StringIO()
+    console.logfile_read = screen
+    try:
+        console.expect_exact("In [1]: ")
+        # The prompt is spelled apart so that the echo of this line is not it.
+        console.sendline("import getpass; secret = getpass.getpass('Sec' 'ret? ')")
+        console.expect_exact("Secret? ")
+        console.sendline("hunter2-typed")
+        console.expect_exact("In [2]: ")
+        console.sendline("print(len(secret), secret[::-1])")
+        console.expect_exact("In [3]: ")
+        seen = screen.getvalue()
+        # The reversed secret proves it arrived; the terminal never echoed it.
+        assert "13 depyt-2retnuh" in seen
+        assert "hunter2-typed" not in seen
+        console.sendline("exit()")
+        console.expect(pexpect.EOF)
+    finally:
+        console.close(force=True)
+        environment.cleanup()
