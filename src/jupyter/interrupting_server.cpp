@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <optional>
+#include <utility>
 #include <xeus/xserver_control_main.hpp>
 
 #include "jupyter/message_rewrite.h"
@@ -23,14 +24,8 @@ InterruptingServer::InterruptingServer(std::unique_ptr<xeus::xserver> inner, Ser
   // The inner server's threads call these; they forward to the listeners
   // xkernel registers on this object (registered later, before start).
   inner_->register_shell_listener([this](xeus::xmessage m) {
-    if (rejected(m, xeus::channel::SHELL)) return;
-    if (m.header().value("msg_type", "") == "execute_request") {
-      bool unstored = shown_but_unstored(m);
-      if (hooks_.before_execute) hooks_.before_execute(unstored);
-      if (unstored) m = as_uncounted(std::move(m));
-    }
-    notify_shell_listener(std::move(m));
-    answer_aborted();
+    deliver_shell(std::move(m));
+    while (!skipped_.empty()) answer_aborted();
   });
   inner_->register_stdin_listener(
       [this](xeus::xmessage m) { notify_stdin_listener(std::move(m)); });
@@ -45,6 +40,16 @@ InterruptingServer::InterruptingServer(std::unique_ptr<xeus::xserver> inner, Ser
     }
     notify_control_listener(std::move(m));
   });
+}
+
+void InterruptingServer::deliver_shell(xeus::xmessage m) {
+  if (rejected(m, xeus::channel::SHELL)) return;
+  if (m.header().value("msg_type", "") == "execute_request") {
+    bool unstored = shown_but_unstored(m);
+    if (hooks_.before_execute) hooks_.before_execute(unstored);
+    if (unstored) m = as_uncounted(std::move(m));
+  }
+  notify_shell_listener(std::move(m));
 }
 
 bool InterruptingServer::rejected(const xeus::xmessage& request, xeus::channel channel) {
@@ -88,30 +93,29 @@ void InterruptingServer::publish_impl(xeus::xpub_message message, xeus::channel 
 void InterruptingServer::start_impl(xeus::xpub_message message) {
   inner_->start(std::move(message));
 }
-void InterruptingServer::abort_queue_impl(const listener& l, long polling_interval) {
-  // xeus answers a skipped cell `status: error` (no ename, no status
-  // messages) from inside the failed cell's handler. ipykernel, and the
-  // protocol, say `aborted`, between a busy and an idle of its own, after
-  // the failed cell's idle: kept here and answered once that handler is
-  // done (answer_aborted). Other skipped requests keep xeus's answer.
-  inner_->abort_queue(
-      [this, &l](xeus::xmessage m) {
-        if (m.header().value("msg_type", "") == "execute_request") {
-          aborted_.push_back(std::move(m));
-        } else {
-          l(std::move(m));
-        }
-      },
-      polling_interval);
+void InterruptingServer::abort_queue_impl(const listener& /*xeus_abort*/, long polling_interval) {
+  // xeus answers every request queued behind a failed cell `status: error`
+  // (no ename, no status messages) from inside that cell's handler.
+  // ipykernel, and the protocol, abort only the cells (`status: aborted`,
+  // between a busy and an idle of their own) and answer the rest as usual.
+  // Both happen in order once the failed cell's handler is done
+  // (answer_aborted).
+  inner_->abort_queue([this](xeus::xmessage m) { skipped_.push_back(std::move(m)); },
+                      polling_interval);
 }
 
 void InterruptingServer::answer_aborted() {
-  for (xeus::xmessage& m : aborted_) {
+  // Taken whole first: a request answered below may fail and skip more.
+  std::vector<xeus::xmessage> skipped = std::exchange(skipped_, {});
+  for (xeus::xmessage& m : skipped) {
+    if (m.header().value("msg_type", "") != "execute_request") {
+      deliver_shell(std::move(m));
+      continue;
+    }
     inner_->publish(status_for(m, "busy"), xeus::channel::SHELL);
     inner_->send_shell(aborted_reply(m));
     inner_->publish(status_for(m, "idle"), xeus::channel::SHELL);
   }
-  aborted_.clear();
 }
 
 void InterruptingServer::stop_impl() {

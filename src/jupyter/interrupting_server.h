@@ -33,7 +33,10 @@ class InterruptingServer : public xeus::xserver {
   // Answers a malformed request with an error reply (see request_check.h);
   // true when it did, and the request then goes no further.
   bool rejected(const xeus::xmessage& request, xeus::channel channel);
-  // Replies `status: aborted` to the cells abort_queue_impl skipped.
+  // A shell request on its way to xeus (checked, rewritten).
+  void deliver_shell(xeus::xmessage m);
+  // Answers what abort_queue_impl skipped: cells `status: aborted`, other
+  // requests as usual.
   void answer_aborted();
 
   xeus::xcontrol_messenger& get_control_messenger_impl() override;
@@ -48,7 +51,7 @@ class InterruptingServer : public xeus::xserver {
 
   std::unique_ptr<xeus::xserver> inner_;
   ServerHooks hooks_;
-  std::vector<xeus::xmessage> aborted_;  // shell thread only
+  std::vector<xeus::xmessage> skipped_;  // shell thread only
 };
 
 // The hooks the next make_interrupting_server builds its server with.

@@ -93,6 +93,20 @@ def test_a_cell_queued_behind_a_failed_one_is_aborted(kernel):
     assert reply["status"] == "ok"
 
 
+def test_only_cells_are_aborted_other_requests_are_answered(kernel):
+    failing = kernel.kc.execute("import time\ntime.sleep(1)\n1 / 0", stop_on_error=True)
+    info = kernel.kc.kernel_info()
+    skipped = kernel.kc.execute("print('must not run')")
+    kernel.collect(failing)
+    replies = {}
+    while len(replies) < 2:
+        msg = kernel.kc.get_shell_msg(timeout=60)
+        replies[msg["parent_header"]["msg_id"]] = msg["content"]
+    assert replies[info]["status"] == "ok"
+    assert replies[info]["implementation"] == "openai4s"
+    assert replies[skipped]["status"] == "aborted"
+
+
 def test_user_expressions_are_evaluated(kernel):
     reply, _ = _execute(
         kernel,
