@@ -283,10 +283,21 @@ nl::json Interpreter::error_reply(int execution_counter, const std::string& enam
 nl::json Interpreter::execute_request_impl(int execution_counter, const std::string& code,
                                            bool silent, bool store_history,
                                            nl::json user_expressions, bool allow_stdin) {
-  // A shown but unstored cell comes silent from xeus (message_rewrite.h):
-  // it is shown here, under the number the next stored cell will get (as
-  // ipykernel shows it), and the count does not move.
+  // A shown but unstored cell comes silent from xeus (message_rewrite.h).
   const bool unstored = silent && next_unstored_.exchange(false);
+  nl::json reply = execute_cell(execution_counter, code, silent, unstored, store_history,
+                                std::move(user_expressions), allow_stdin);
+  // xeus aborts the queue only after a failed non-silent cell; an unstored
+  // one's failure is told to the server, which aborts it then.
+  unstored_failed_.store(unstored && reply.value("status", "") == "error");
+  return reply;
+}
+
+nl::json Interpreter::execute_cell(int execution_counter, const std::string& code, bool silent,
+                                   bool unstored, bool store_history, nl::json user_expressions,
+                                   bool allow_stdin) {
+  // An unstored cell is shown under the number the next stored cell will
+  // get (as ipykernel shows it), and the count does not move.
   const bool shown = !silent || unstored;
   const int shown_count = unstored ? execution_counter + 1 : execution_counter;
   if (unstored) publish_execution_input(code, shown_count);

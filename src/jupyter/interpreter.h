@@ -66,6 +66,9 @@ class Interpreter : public xeus::xinterpreter {
   // thread): `unstored` says it is shown though xeus gets it silent
   // (message_rewrite.h).
   void note_execute(bool unstored) { next_unstored_.store(unstored); }
+  // After it: whether that unstored request failed (then stop_on_error
+  // aborts the queue behind it).
+  bool take_unstored_failure() { return unstored_failed_.exchange(false); }
 
  private:
   Interpreter(KernelSettings settings, sandbox::SandboxSettings sandbox_settings);
@@ -97,6 +100,8 @@ class Interpreter : public xeus::xinterpreter {
   }
   nl::json error_reply(int execution_counter, const std::string& ename, const std::string& evalue,
                        std::vector<std::string> traceback, bool publish);
+  nl::json execute_cell(int execution_counter, const std::string& code, bool silent, bool unstored,
+                        bool store_history, nl::json user_expressions, bool allow_stdin);
   std::optional<nl::json> ask_worker(nl::json request);
   // Each user expression (execute_request's user_expressions) evaluated in
   // the worker to a MIME bundle or an error, as ipykernel does.
@@ -129,6 +134,7 @@ class Interpreter : public xeus::xinterpreter {
   bool interrupt_pending_ = false;  // an interrupt came while a start or restart ran
   std::string reported_version_;    // what kernel_info says; the worker's once known
   std::atomic<bool> next_unstored_{false};
+  std::atomic<bool> unstored_failed_{false};
   int side_cells_ = 0;  // cells not stored (silent, unstored, user expressions)
   // Set when a kernel_info was answered before the worker was up.
   std::atomic<bool> served_starting_banner_{false};

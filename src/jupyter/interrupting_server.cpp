@@ -12,6 +12,9 @@ namespace o4s::jupyter {
 
 namespace {
 
+// What xeus itself passes when it aborts the queue.
+constexpr long kAbortPollingMs = 50;
+
 ServerHooks& pending_hooks() {
   static ServerHooks hooks;
   return hooks;
@@ -44,12 +47,20 @@ InterruptingServer::InterruptingServer(std::unique_ptr<xeus::xserver> inner, Ser
 
 void InterruptingServer::deliver_shell(xeus::xmessage m) {
   if (rejected(m, xeus::channel::SHELL)) return;
+  bool unstored = false;
+  bool stop_on_error = false;
   if (m.header().value("msg_type", "") == "execute_request") {
-    bool unstored = shown_but_unstored(m);
+    unstored = shown_but_unstored(m);
+    stop_on_error = m.content().value("stop_on_error", false);
     if (hooks_.before_execute) hooks_.before_execute(unstored);
     if (unstored) m = as_uncounted(std::move(m));
   }
   notify_shell_listener(std::move(m));
+  // xeus saw it silent, so it did not abort the queue after a failure;
+  // ipykernel does (only a silent cell never aborts).
+  if (unstored && stop_on_error && hooks_.unstored_failed && hooks_.unstored_failed()) {
+    abort_queue_impl({}, kAbortPollingMs);
+  }
 }
 
 bool InterruptingServer::rejected(const xeus::xmessage& request, xeus::channel channel) {

@@ -23,6 +23,8 @@ struct ServerHooks {
   // Every well-formed execute_request, before xeus sees it: `unstored` says
   // it is shown but not stored (message_rewrite.h), so xeus gets it silent.
   std::function<void(bool unstored)> before_execute;
+  // After an unstored execute_request: true when it failed.
+  std::function<bool()> unstored_failed;
 };
 
 class InterruptingServer : public xeus::xserver {

@@ -93,6 +93,17 @@ def test_a_cell_queued_behind_a_failed_one_is_aborted(kernel):
     assert reply["status"] == "ok"
 
 
+def test_a_failed_unstored_cell_aborts_the_queue_too(kernel):
+    failing = kernel.kc.execute(
+        "import time\ntime.sleep(1)\n1 / 0", store_history=False, stop_on_error=True
+    )
+    skipped = kernel.kc.execute("print('must not run')")
+    first, _ = kernel.collect(failing)
+    assert first["status"] == "error"
+    second, _ = kernel.collect(skipped)
+    assert second["status"] == "aborted", second
+
+
 def test_only_cells_are_aborted_other_requests_are_answered(kernel):
     failing = kernel.kc.execute("import time\ntime.sleep(1)\n1 / 0", stop_on_error=True)
     info = kernel.kc.kernel_info()
