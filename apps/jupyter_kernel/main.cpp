@@ -25,6 +25,7 @@
 #include "jupyter/interpreter.h"
 #include "jupyter/interrupting_server.h"
 #include "proc/signals.h"
+#include "socket_guard.h"
 
 namespace fs = std::filesystem;
 
@@ -217,9 +218,15 @@ int main(int argc, char** argv) {
   o4s::jupyter::Interpreter* raw = interpreter.get();
   // A kernel stopped before anyone subscribed to iopub must not wait out
   // the hold (iopub_hold.h): xeus's stop waits for its publisher thread.
-  o4s::jupyter::set_server_hooks({[raw] { raw->interrupt(); }, &o4s::jupyter_app::release_hold});
+  o4s::jupyter::set_server_hooks({[raw] { raw->interrupt(); }, &o4s::jupyter_app::release_hold,
+                                  [raw](bool unstored) { raw->note_execute(unstored); },
+                                  [raw] { return raw->take_unstored_failure(); }});
 
   xeus::xconfiguration config = xeus::load_configuration(flags.connection_file);
+  // Before the kernel creates its sockets (socket_guard.h).
+  o4s::jupyter_app::set_guard_settings({config.m_shell_port, config.m_control_port,
+                                        config.m_stdin_port, config.m_hb_port, config.m_iopub_port,
+                                        config.m_signature_scheme, config.m_key});
   auto context = xeus::make_context<zmq::context_t>();
   xeus::xkernel kernel(config, xeus::get_user_name(), std::move(context), std::move(interpreter),
                        o4s::jupyter::make_interrupting_server,
@@ -228,6 +235,7 @@ int main(int argc, char** argv) {
   // a worker that cannot start is said on stderr and in the error reply of
   // every request that needs it (each one tries again).
   raw->start_in_background();
+  o4s::jupyter_app::start_sweeper();
   std::thread(watch_signals, set, raw).detach();
   stop_with_parent(raw);
   kernel.start();

@@ -12,22 +12,45 @@
 //   drops everything for the second: its requests run, its replies never
 //   arrive (jupyter console waited forever).
 // - iopub's first message waits for its first subscriber (iopub_hold.h).
+// - Every socket's frames and queues are bounded, shell, control and stdin
+//   pass on only exactly signed messages, and stdin traffic outside an
+//   input wait is dropped (socket_guard.h).
 #include <dlfcn.h>
 #include <zmq.h>
 
 #include "iopub_hold.h"
+#include "socket_guard.h"
 
 namespace {
 
 template <typename Function>
-Function real(const char* name) {
+Function next_symbol(const char* name) {
   return reinterpret_cast<Function>(::dlsym(RTLD_NEXT, name));
 }
 
 }  // namespace
 
+namespace o4s::jupyter_app::real {
+
+int msg_recv(zmq_msg_t* message, void* socket, int flags) {
+  static const auto next = next_symbol<int (*)(zmq_msg_t*, void*, int)>("zmq_msg_recv");
+  return next == nullptr ? -1 : next(message, socket, flags);
+}
+
+int msg_send(zmq_msg_t* message, void* socket, int flags) {
+  static const auto next = next_symbol<int (*)(zmq_msg_t*, void*, int)>("zmq_msg_send");
+  return next == nullptr ? -1 : next(message, socket, flags);
+}
+
+int poll(zmq_pollitem_t* items, int count, long timeout) {
+  static const auto next = next_symbol<int (*)(zmq_pollitem_t*, int, long)>("zmq_poll");
+  return next == nullptr ? -1 : next(items, count, timeout);
+}
+
+}  // namespace o4s::jupyter_app::real
+
 extern "C" void* zmq_socket(void* context, int type) {
-  static const auto next = real<void* (*)(void*, int)>("zmq_socket");
+  static const auto next = next_symbol<void* (*)(void*, int)>("zmq_socket");
   if (next == nullptr) return nullptr;  // zmq_errno() then says why the caller failed
   void* socket = next(context, o4s::jupyter_app::socket_type_for(context, type));
   if (socket != nullptr && type == ZMQ_ROUTER) {
@@ -38,16 +61,30 @@ extern "C" void* zmq_socket(void* context, int type) {
 }
 
 extern "C" int zmq_bind(void* socket, const char* endpoint) {
-  static const auto next = real<int (*)(void*, const char*)>("zmq_bind");
+  static const auto next = next_symbol<int (*)(void*, const char*)>("zmq_bind");
   if (next == nullptr) return -1;
+  o4s::jupyter_app::guard_before_bind(socket, endpoint);
   int rc = next(socket, endpoint);
   if (rc == 0) o4s::jupyter_app::note_bound(socket, endpoint);
   return rc;
 }
 
 extern "C" int zmq_msg_send(zmq_msg_t* message, void* socket, int flags) {
-  static const auto next = real<int (*)(zmq_msg_t*, void*, int)>("zmq_msg_send");
-  if (next == nullptr) return -1;
   o4s::jupyter_app::before_send(socket, message, flags);
-  return next(message, socket, flags);
+  return o4s::jupyter_app::guarded_send(message, socket, flags);
+}
+
+extern "C" int zmq_close(void* socket) {
+  static const auto next = next_symbol<int (*)(void*)>("zmq_close");
+  if (next == nullptr) return -1;
+  o4s::jupyter_app::guard_before_close(socket);
+  return next(socket);
+}
+
+extern "C" int zmq_msg_recv(zmq_msg_t* message, void* socket, int flags) {
+  return o4s::jupyter_app::guarded_recv(message, socket, flags);
+}
+
+extern "C" int zmq_poll(zmq_pollitem_t* items, int count, long timeout) {
+  return o4s::jupyter_app::guarded_poll(items, count, timeout);
 }

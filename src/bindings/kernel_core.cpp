@@ -80,7 +80,8 @@ class KernelCore {
   }
 
   py::object execute(const std::string& code, const std::string& origin, py::object cell_id,
-                     py::object on_chunk, py::object on_display, py::object on_input) {
+                     py::object on_chunk, py::object on_display, py::object on_input,
+                     const std::string& cell_name) {
     std::optional<PyChunkSink> sink;
     if (!on_chunk.is_none()) sink.emplace(on_chunk);
     std::optional<PyDisplaySink> displays;
@@ -94,7 +95,8 @@ class KernelCore {
     }
     Result<kernel::Json> result = released([&] {
       return manager_->execute(code, origin, id, sink ? &*sink : nullptr,
-                               displays ? &*displays : nullptr, input ? &*input : nullptr);
+                               displays ? &*displays : nullptr, input ? &*input : nullptr,
+                               cell_name);
     });
     return to_python(unwrap(std::move(result)));
   }
@@ -333,7 +335,7 @@ void register_kernel_core(py::module_& m) {
       .def("restart", &KernelCore::restart, py::arg("init_timeout"))
       .def("execute", &KernelCore::execute, py::arg("code"), py::arg("origin"), py::arg("cell_id"),
            py::arg("on_chunk"), py::arg("on_display") = py::none(),
-           py::arg("on_input") = py::none())
+           py::arg("on_input") = py::none(), py::arg("cell_name") = std::string())
       .def("complete", &KernelCore::complete, py::arg("code"), py::arg("cursor"))
       .def("inspect_code", &KernelCore::inspect_code, py::arg("code"), py::arg("cursor"),
            py::arg("detail_level"))

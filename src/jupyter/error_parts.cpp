@@ -61,7 +61,11 @@ ErrorParts split_error(const std::string& error_text, bool interrupted) {
     std::size_t space = head.find(' ');
     std::string_view name = head.substr(0, space);
     if (!looks_like_exception_name(name)) continue;
-    parts.ename = std::string(name);
+    // The class's own name, as ipykernel reports it ("StdinNotImplementedError",
+    // not "openai4s.kernel.runtime.errors.StdinNotImplementedError"); the
+    // traceback keeps the full path.
+    std::size_t dot = name.rfind('.');
+    parts.ename = std::string(dot == std::string_view::npos ? name : name.substr(dot + 1));
     if (colon != std::string::npos) {
       std::size_t value = colon + 1;
       if (value < line.size() && line[value] == ' ') ++value;

@@ -50,6 +50,36 @@ host::ApprovalAnswer ask_the_user(const host::ApprovalRequest& request) {
   return host::ApprovalAnswer::kDeny;
 }
 
+// ipykernel's way out: `exit`, `quit`, `exit()` and `quit()` ask the client
+// to leave (the ask_exit payload) instead of stopping the worker.
+bool asks_to_exit(const std::string& code) {
+  std::string word = trimmed(code);
+  std::size_t start = word.find_first_not_of(" \t\r\n");
+  word = start == std::string::npos ? std::string() : word.substr(start);
+  return word == "exit" || word == "quit" || word == "exit()" || word == "quit()";
+}
+
+// A user expression's value: the displayhook's bundle of its last value.
+class ExpressionValue : public kernel::DisplaySink {
+ public:
+  Status deliver(const nl::json& bundle) override {
+    if (bundle.value("execute_result", false)) {
+      auto data = bundle.find("data");
+      auto metadata = bundle.find("metadata");
+      if (data != bundle.end() && data->is_object()) data_ = *data;
+      if (metadata != bundle.end() && metadata->is_object()) metadata_ = *metadata;
+    }
+    return {};
+  }
+  nl::json reply() const {
+    return nl::json{{"status", "ok"}, {"data", data_}, {"metadata", metadata_}};
+  }
+
+ private:
+  nl::json data_ = nl::json::object();
+  nl::json metadata_ = nl::json::object();
+};
+
 }  // namespace
 
 Result<std::unique_ptr<Interpreter>> Interpreter::create(const KernelSettings& settings) {
@@ -251,8 +281,32 @@ nl::json Interpreter::error_reply(int execution_counter, const std::string& enam
 }
 
 nl::json Interpreter::execute_request_impl(int execution_counter, const std::string& code,
-                                           bool silent, bool /*store_history*/,
-                                           nl::json /*user_expressions*/, bool allow_stdin) {
+                                           bool silent, bool store_history,
+                                           nl::json user_expressions, bool allow_stdin) {
+  // A shown but unstored cell comes silent from xeus (message_rewrite.h).
+  const bool unstored = silent && next_unstored_.exchange(false);
+  nl::json reply = execute_cell(execution_counter, code, silent, unstored, store_history,
+                                std::move(user_expressions), allow_stdin);
+  // xeus aborts the queue only after a failed non-silent cell; an unstored
+  // one's failure is told to the server, which aborts it then.
+  unstored_failed_.store(unstored && reply.value("status", "") == "error");
+  return reply;
+}
+
+nl::json Interpreter::execute_cell(int execution_counter, const std::string& code, bool silent,
+                                   bool unstored, bool store_history, nl::json user_expressions,
+                                   bool allow_stdin) {
+  // An unstored cell is shown under the number the next stored cell will
+  // get (as ipykernel shows it), and the count does not move.
+  const bool shown = !silent || unstored;
+  const int shown_count = unstored ? execution_counter + 1 : execution_counter;
+  if (unstored) publish_execution_input(code, shown_count);
+  if (!is_r() && asks_to_exit(code)) {
+    return nl::json{{"status", "ok"},
+                    {"execution_count", execution_counter},
+                    {"payload", nl::json::array({{{"source", "ask_exit"}, {"keepkernel", false}}})},
+                    {"user_expressions", nl::json::object()}};
+  }
   // A cell that waits for the worker's start (or restart) is the one an
   // interrupt during it stops (sent before or after it entered here); a
   // cell that found its worker up only clears what an idle press left.
@@ -261,24 +315,25 @@ nl::json Interpreter::execute_request_impl(int execution_counter, const std::str
   if (take_pending_interrupt() && waited_for_the_start) {
     std::string message = "the cell was interrupted before the worker had started; it did not run";
     return error_reply(execution_counter, "KeyboardInterrupt", message,
-                       {"KeyboardInterrupt: " + message}, !silent);
+                       {"KeyboardInterrupt: " + message}, shown);
   }
   if (!ready) {
     std::string message = "the kernel could not start a fresh worker: " + ready.error().message;
-    return error_reply(execution_counter, "KernelWorkerUnavailable", message, {message}, !silent);
+    return error_reply(execution_counter, "KernelWorkerUnavailable", message, {message}, shown);
   }
   // A client shown the banner of a starting kernel (jupyter console shows
   // it once) learns of a sandbox warning with its first cell instead.
-  if (!silent && served_starting_banner_.exchange(false)) {
+  if (shown && served_starting_banner_.exchange(false)) {
     const auto& box = manager_->options().sandbox;
     std::string warning = box ? box->status().warning : std::string();
     if (!warning.empty()) publish_stream("stderr", warning + "\n");
   }
-  CellOutput output(*this, execution_counter, silent, allow_stdin);
+  CellOutput output(*this, shown_count, !shown, allow_stdin);
   // An "ask" permission becomes a prompt on the client's stdin, only while
   // a cell whose client allows stdin runs.
   if (allow_stdin) hooks_->set_approver(ask_the_user);
-  auto result = manager_->execute(code, "user", std::nullopt, &output, &output, &output);
+  auto result = manager_->execute(code, "user", std::nullopt, &output, &output, &output,
+                                  cell_name(store_history && !silent, execution_counter));
   hooks_->set_approver({});
   if (!result) {
     // The worker died (or the protocol broke): this cell fails, and the
@@ -288,7 +343,7 @@ nl::json Interpreter::execute_request_impl(int execution_counter, const std::str
       manager_->kill_worker();
     }
     return error_reply(execution_counter, "KernelWorkerDied",
-                       message + " (a fresh worker starts with the next cell)", {message}, !silent);
+                       message + " (a fresh worker starts with the next cell)", {message}, shown);
   }
   const nl::json& response = result.value();
   output.finish(response);
@@ -297,12 +352,54 @@ nl::json Interpreter::execute_request_impl(int execution_counter, const std::str
     bool interrupted = response.value("interrupted", false);
     ErrorParts parts = split_error(error->get<std::string>(), interrupted);
     return error_reply(execution_counter, parts.ename, parts.evalue, std::move(parts.traceback),
-                       !silent);
+                       shown);
   }
   return nl::json{{"status", "ok"},
                   {"execution_count", execution_counter},
                   {"payload", nl::json::array()},
-                  {"user_expressions", nl::json::object()}};
+                  {"user_expressions", evaluate_expressions(user_expressions)}};
+}
+
+std::string Interpreter::cell_name(bool stored, int execution_counter) {
+  if (stored) return std::to_string(execution_counter);
+  return "silent-" + std::to_string(++side_cells_);
+}
+
+nl::json Interpreter::evaluate_expressions(const nl::json& expressions) {
+  nl::json values = nl::json::object();
+  if (!expressions.is_object()) return values;
+  for (const auto& [name, expression] : expressions.items()) {
+    if (!expression.is_string()) {
+      values[name] = {{"status", "error"},
+                      {"ename", "TypeError"},
+                      {"evalue", "a user expression must be a string"},
+                      {"traceback", nl::json::array()}};
+      continue;
+    }
+    // Evaluated as a cell of its own that shows nothing: its last value is
+    // the bundle; its output goes nowhere, as ipykernel's does.
+    ExpressionValue value;
+    auto result = manager_->execute(expression.get<std::string>(), "user", std::nullopt, nullptr,
+                                    &value, nullptr, "expression-" + std::to_string(++side_cells_));
+    if (!result) {
+      values[name] = {{"status", "error"},
+                      {"ename", "KernelWorkerDied"},
+                      {"evalue", result.error().message},
+                      {"traceback", nl::json::array({result.error().message})}};
+      break;
+    }
+    auto error = result.value().find("error");
+    if (error != result.value().end() && error->is_string()) {
+      ErrorParts parts = split_error(error->get<std::string>(), false);
+      values[name] = {{"status", "error"},
+                      {"ename", parts.ename},
+                      {"evalue", parts.evalue},
+                      {"traceback", parts.traceback}};
+    } else {
+      values[name] = value.reply();
+    }
+  }
+  return values;
 }
 
 std::optional<nl::json> Interpreter::ask_worker(nl::json request) {
@@ -364,7 +461,7 @@ std::string Interpreter::language_version() {
   const char* ask = is_r() ? "cat(R.version$major, R.version$minor, sep = '.')"
                            : "print(__import__('platform').python_version())";
   std::string fallback = reported_version();
-  auto result = manager_->execute(ask, "system", std::nullopt, nullptr);
+  auto result = manager_->execute(ask, "system", std::nullopt, nullptr, nullptr, nullptr, "system");
   if (!result) return fallback;
   std::string version = trimmed(result.value().value("stdout", ""));
   return version.empty() ? fallback : version;

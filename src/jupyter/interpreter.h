@@ -62,6 +62,13 @@ class Interpreter : public xeus::xinterpreter {
   // Stops the worker (after its start finished, if it was starting); the
   // kernel process may then exit.
   void stop_worker();
+  // The server's word on the execute_request about to arrive (same
+  // thread): `unstored` says it is shown though xeus gets it silent
+  // (message_rewrite.h).
+  void note_execute(bool unstored) { next_unstored_.store(unstored); }
+  // After it: whether that unstored request failed (then stop_on_error
+  // aborts the queue behind it).
+  bool take_unstored_failure() { return unstored_failed_.exchange(false); }
 
  private:
   Interpreter(KernelSettings settings, sandbox::SandboxSettings sandbox_settings);
@@ -93,7 +100,15 @@ class Interpreter : public xeus::xinterpreter {
   }
   nl::json error_reply(int execution_counter, const std::string& ename, const std::string& evalue,
                        std::vector<std::string> traceback, bool publish);
+  nl::json execute_cell(int execution_counter, const std::string& code, bool silent, bool unstored,
+                        bool store_history, nl::json user_expressions, bool allow_stdin);
   std::optional<nl::json> ask_worker(nl::json request);
+  // Each user expression (execute_request's user_expressions) evaluated in
+  // the worker to a MIME bundle or an error, as ipykernel does.
+  nl::json evaluate_expressions(const nl::json& expressions);
+  // The name the cell gets in its tracebacks (`<kernel:NAME>`): the count
+  // the client shows for a stored cell, a name of their own for others.
+  std::string cell_name(bool stored, int execution_counter);
   bool is_r() const { return settings_.language == "r"; }
   std::string language_version();
   // The banner once the worker started (or failed to), and the one a
@@ -118,6 +133,9 @@ class Interpreter : public xeus::xinterpreter {
   bool restarting_ = false;         // a request is replacing a dead worker
   bool interrupt_pending_ = false;  // an interrupt came while a start or restart ran
   std::string reported_version_;    // what kernel_info says; the worker's once known
+  std::atomic<bool> next_unstored_{false};
+  std::atomic<bool> unstored_failed_{false};
+  int side_cells_ = 0;  // cells not stored (silent, unstored, user expressions)
   // Set when a kernel_info was answered before the worker was up.
   std::atomic<bool> served_starting_banner_{false};
 };

@@ -3,10 +3,14 @@
 // wraps xeus's own ZeroMQ server (control on the main thread, shell on its
 // own, so control is read while a cell runs) and calls a handler for every
 // interrupt_request before xeus sends its reply, and another before it stops.
+// It also brings xeus's messages to the letter of the protocol
+// (message_rewrite.h) and answers cells skipped after a failed one
+// (stop_on_error) with `status: aborted`.
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <vector>
 #include <xeus/xeus_context.hpp>
 #include <xeus/xkernel_configuration.hpp>
 #include <xeus/xserver.hpp>
@@ -16,6 +20,11 @@ namespace o4s::jupyter {
 struct ServerHooks {
   std::function<void()> on_interrupt;  // every interrupt_request
   std::function<void()> before_stop;   // once, before xeus stops its threads
+  // Every well-formed execute_request, before xeus sees it: `unstored` says
+  // it is shown but not stored (message_rewrite.h), so xeus gets it silent.
+  std::function<void(bool unstored)> before_execute;
+  // After an unstored execute_request: true when it failed.
+  std::function<bool()> unstored_failed;
 };
 
 class InterruptingServer : public xeus::xserver {
@@ -26,6 +35,11 @@ class InterruptingServer : public xeus::xserver {
   // Answers a malformed request with an error reply (see request_check.h);
   // true when it did, and the request then goes no further.
   bool rejected(const xeus::xmessage& request, xeus::channel channel);
+  // A shell request on its way to xeus (checked, rewritten).
+  void deliver_shell(xeus::xmessage m);
+  // Answers what abort_queue_impl skipped: cells `status: aborted`, other
+  // requests as usual.
+  void answer_aborted();
 
   xeus::xcontrol_messenger& get_control_messenger_impl() override;
   void send_shell_impl(xeus::xmessage message) override;
@@ -39,6 +53,7 @@ class InterruptingServer : public xeus::xserver {
 
   std::unique_ptr<xeus::xserver> inner_;
   ServerHooks hooks_;
+  std::vector<xeus::xmessage> skipped_;  // shell thread only
 };
 
 // The hooks the next make_interrupting_server builds its server with.

@@ -112,7 +112,7 @@ Result<Json> KernelManager::finalise_response(Json response,
 Result<Json> KernelManager::execute(const std::string& code, const std::string& origin,
                                     const std::optional<std::string>& cell_id_arg,
                                     ChunkSink* on_chunk, DisplaySink* on_display,
-                                    InputSource* on_input) {
+                                    InputSource* on_input, const std::string& cell_name) {
   std::lock_guard transaction(transaction_);
   if (!is_alive()) return make_error(ErrorCode::kNotAlive, "kernel worker is not alive");
   const std::string cell_id = cell_id_arg && !cell_id_arg->empty() ? *cell_id_arg : uuid4();
@@ -120,6 +120,7 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
   Json request{
       {"type", proto::frame::kExecute}, {"id", cell_id}, {"code", code}, {"origin", origin}};
   if (options_.last_value_as_result) request["last_value"] = "result";
+  if (!cell_name.empty()) request["cell_name"] = cell_name;
   std::unique_ptr<CellCapture> capture;
   if (options_.capture_sinks) {
     // The read ends are open (and drained) before the frame goes out, so

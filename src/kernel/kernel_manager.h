@@ -73,9 +73,13 @@ class KernelManager {
   // threads may setenv() concurrently (CPython holds the GIL for that)
   // passes a snapshot taken under its own lock instead.
   Status start(double init_timeout_s, std::optional<EnvMap> environment = std::nullopt);
+  // `cell_name` names the cell in its tracebacks (`<kernel:NAME>`; a
+  // front door passes the number its client shows); empty: the worker
+  // numbers cells itself.
   Result<Json> execute(const std::string& code, const std::string& origin,
                        const std::optional<std::string>& cell_id, ChunkSink* on_chunk,
-                       DisplaySink* on_display = nullptr, InputSource* on_input = nullptr);
+                       DisplaySink* on_display = nullptr, InputSource* on_input = nullptr,
+                       const std::string& cell_name = {});
   // A one-frame request/answer exchange with an idle worker (is_complete,
   // complete, inspect: answered by a frame of type request type + "_reply"
   // with the same id). A worker that does not know the request answers

@@ -121,6 +121,7 @@ class Session:
             self.console.message(magics.format_time(result.get("usage"), wall))
 
     def _execute(self, code):
+        number = self.count
         self.count += 1
         streamed = []
 
@@ -131,7 +132,7 @@ class Session:
         result = None
         try:
             result = run_cell(
-                self.kernel, code, on_chunk, self._on_ctrl_c, self.broker, **self._options()
+                self.kernel, code, on_chunk, self._on_ctrl_c, self.broker, **self._options(number)
             )
         except CellFailed as failure:
             self.failed = True
@@ -145,10 +146,13 @@ class Session:
         self._revive_if_dead()
         return result
 
-    def _options(self):
+    def _options(self, number):
         # input() in a cell is answered at this terminal, and displays are
-        # saved or printed, when the kernel offers those channels.
+        # saved or printed, when the kernel offers those channels; the cell
+        # is named by its prompt number (`<kernel:N>` is `In [N]`).
         options = {}
+        if _accepts(self.kernel.execute, "cell_name"):
+            options["cell_name"] = str(number)
         if _accepts(self.kernel.execute, "on_input"):
             options["on_input"] = self.broker.read_input
         if _accepts(self.kernel.execute, "on_display"):

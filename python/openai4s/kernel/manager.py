@@ -176,6 +176,7 @@ class Kernel:
         timeout=None,
         on_display=None,
         on_input=None,
+        cell_name=None,
     ):
         """Run one cell; returns the response dict (stdout, stderr, error,
         interrupted, trace, guards, files_read, usage, cwd, ...; "displays"
@@ -188,10 +189,13 @@ class Kernel:
         `on_display(bundle)` receives each display live ({data, metadata,
         display_id, update}, or {"type": "clear_output", "wait"});
         `on_input(prompt, password) -> str` answers the cell's input().
+        `cell_name` names the cell in its tracebacks (`<kernel:NAME>`; a
+        front door passes the number its user sees); by default the worker
+        numbers cells itself.
         """
         _check_code(code)
         check_timeout(timeout)
-        sinks = (on_chunk, on_display, on_input)
+        sinks = (on_chunk, on_display, on_input, "" if cell_name is None else str(cell_name))
         if action_context is None:
             return self._execute(code, origin, sinks, cell_id, timeout)
         with self.bind_action_context(action_context):

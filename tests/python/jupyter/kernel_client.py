@@ -48,6 +48,19 @@ class RunningKernel:
                 return msg
         raise AssertionError("the cell never started")
 
+    def wait_busy_state(self, msg_id, timeout=30):
+        """Until the request's busy status (its handler has begun)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            msg = self.kc.get_iopub_msg(timeout=timeout)
+            if (
+                msg["parent_header"].get("msg_id") == msg_id
+                and msg["msg_type"] == "status"
+                and msg["content"]["execution_state"] == "busy"
+            ):
+                return
+        raise AssertionError("the request never began")
+
     def shutdown(self):
         try:
             self.kc.stop_channels()

@@ -114,6 +114,15 @@ def test_a_syntax_error_shows_only_the_users_code(kernel):
     assert sum(1 for line in error.splitlines() if line.strip().startswith("^")) == 1
 
 
+def test_a_front_door_names_the_cell_its_user_sees(kernel):
+    # The REPL passes its prompt number: `<kernel:N>` is `In [N]` even when
+    # cells ran that the user never saw.
+    kernel.execute("def g():\n    raise KeyError('k')\n", cell_name="7")
+    kernel.execute("pass")
+    error = kernel.execute("g()", cell_name="9")["error"]
+    assert '"<kernel:7>", line 2' in error and '"<kernel:9>", line 1' in error
+
+
 def test_a_timeout_interrupts_the_cell_and_says_so(kernel):
     kernel.execute("survivor = 1")
     started = time.monotonic()

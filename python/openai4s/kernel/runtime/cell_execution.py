@@ -24,6 +24,12 @@ from openai4s.kernel.runtime.tracebacks import (
 from openai4s.kernel.runtime.usage import CellClock
 
 _LINECACHE_CELLS = 128
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+
+
+def _plain_cell_name(name):
+    """A cell name a traceback can show as is (``3``, ``silent-2``)."""
+    return isinstance(name, str) and 0 < len(name) <= 32 and set(name) <= _NAME_CHARS
 
 
 def _linecache_dict():
@@ -78,9 +84,9 @@ class CellExecution:
             except Exception:
                 pass
 
-    def run_cell(self, code, cell_id, origin, as_result=False):
+    def run_cell(self, code, cell_id, origin, as_result=False, name=None):
         wire = self.wire
-        tag = self._register_source(code)
+        tag = self._register_source(code, name)
         self.cell_id, self.origin = cell_id, origin
         display.begin_cell(cell_id, wire.emit_frame)
         # Armed before anything else, so a stop pressed early is latched.
@@ -226,9 +232,13 @@ class CellExecution:
         self._legacy_seen = len(events)
         return new
 
-    def _register_source(self, code):
+    def _register_source(self, code, name=None):
         self._cell_seq += 1
-        tag = protocol.cell_tag(self._cell_seq)
+        # A front door names the cell by the number its client shows
+        # (Jupyter's execution count); otherwise the worker counts.
+        if not _plain_cell_name(name):
+            name = self._cell_seq
+        tag = protocol.cell_tag(name)
         if isinstance(code, str):
             lines = [line + "\n" for line in code.split("\n")]
             # mtime None: checkcache never discards a source with no file.

@@ -115,6 +115,7 @@ class Session:
                 cell_id,
                 request.get("origin", "agent"),
                 as_result=request.get("last_value") == "result",
+                name=request.get("cell_name"),
             )
             self.wire.write_line(response_line(response))
         finally:
