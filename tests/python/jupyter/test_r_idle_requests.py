@@ -4,6 +4,7 @@ between cells (is_complete on every Enter, complete on Tab, inspect on
 come from the R worker either way."""
 
 import shutil
+import subprocess
 
 import pytest
 
@@ -14,6 +15,39 @@ pytestmark = [
     pytest.mark.skipif(kernel_missing_reason() is not None, reason=str(kernel_missing_reason())),
     pytest.mark.skipif(shutil.which("Rscript") is None, reason="R is not installed (r-base-core)"),
 ]
+
+
+@pytest.fixture
+def r_environment():
+    env = KernelEnvironment(sandbox_mode="off", lang="r")
+    yield env
+    env.cleanup()
+
+
+@pytest.mark.skipif(shutil.which("jupyter-console") is None, reason="needs jupyter-console")
+def test_jupyter_console_runs_a_multi_line_r_cell(r_environment):
+    # Every Enter asks is_complete; an R worker that left it unanswered
+    # froze the console's first Enter for good.
+    proc = subprocess.run(
+        [
+            "jupyter",
+            "console",
+            "--kernel",
+            r_environment.kernel_name,
+            "--simple-prompt",
+            "--ZMQTerminalInteractiveShell.kernel_timeout=60",
+            "--ZMQTerminalInteractiveShell.kernel_is_complete_timeout=60",
+        ],
+        input="x <- c(1,\n2)\nprint(sum(x))\n",
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=str(r_environment.workspace),
+        env=r_environment.environ(),
+    )
+    assert "[1] 3" in proc.stdout, (proc.stdout, proc.stderr)
+    assert "Error" not in proc.stdout, proc.stdout
+    assert proc.returncode == 0
 
 
 @pytest.fixture
