@@ -22,9 +22,10 @@
 
 namespace o4s::kernel {
 
-// Long enough for a first jedi completion over a large library on a loaded
-// machine; short enough that a silent worker never freezes a prompt for good.
-inline constexpr double kDefaultIdleReplyTimeoutS = 10.0;
+// Long enough that a slow answer on a loaded machine (a first jedi import, an
+// R help page) never costs the user their namespace; short enough that a
+// silent worker never freezes a prompt for good.
+inline constexpr double kDefaultIdleReplyTimeoutS = 30.0;
 
 struct KernelOptions {
   std::optional<std::string> cwd;

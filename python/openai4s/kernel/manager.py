@@ -39,7 +39,7 @@ _SKILL_SIDECAR_INITIALIZATION_TIMEOUT_S = 15.0
 #: Seconds an idle request (complete, inspect, inspect_variables) may wait
 #: for the worker's answer before the worker is stopped as unresponsive.
 #: Read when a Kernel is made (tests shorten it).
-_IDLE_REPLY_TIMEOUT_S = 10.0
+_IDLE_REPLY_TIMEOUT_S = 30.0
 
 _WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 _SEAMS = frozenset({"_readline", "_send", "_service_host_call"})
