@@ -162,7 +162,7 @@ class KernelManager {
   // Starts the idle bound for one request (see KernelOptions).
   ArmedReply arm_reply_bound();
   // The error of a request whose bound passed: the worker was stopped.
-  Error unanswered_error(const std::string& what) const;
+  Error unanswered_error(const std::string& what);
 
   const KernelOptions options_;
   const std::shared_ptr<KernelHooks> hooks_;

@@ -4,8 +4,10 @@
 // stdout_request for an id no cell ever has, answered by a stdout_text
 // frame. Requests are handled in order, so the fence's answer arriving
 // before the request's means the worker does not know the request.
+#include <chrono>
 #include <cstdio>
 #include <mutex>
+#include <thread>
 
 #include "base/random_id.h"
 #include "kernel/kernel_manager.h"
@@ -28,7 +30,16 @@ ArmedReply KernelManager::arm_reply_bound() {
   return ArmedReply(reply_watchdog_, transport(), options_.idle_reply_timeout_s);
 }
 
-Error KernelManager::unanswered_error(const std::string& what) const {
+Error KernelManager::unanswered_error(const std::string& what) {
+  // The watchdog's kill has been sent; wait (bounded) until the worker is
+  // seen gone, so the caller's is_alive() agrees with this error and a
+  // front door restarts it.
+  if (auto t = transport()) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (t->alive() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
   return make_error(ErrorCode::kUnresponsive,
                     "kernel worker did not answer the " + what + " request within " +
                         format_seconds(options_.idle_reply_timeout_s) +
