@@ -66,8 +66,8 @@ def test_the_inspector_describes_r_objects_without_their_methods(r, workspace):
         "mat <- matrix(0, 5, 2)\n"
         "lst <- list(1, 'a', TRUE)\n"
         "odd <- structure(1:3, class = 'odd')\n"
-        "length.odd <- function(x) { file.create('ran'); 99L }\n"
-        "dim.odd <- function(x) { file.create('ran'); c(1L, 1L) }"
+        "registerS3method('length', 'odd', function(x) { file.create('ran'); 99L })\n"
+        "registerS3method('dim', 'odd', function(x) { file.create('ran'); c(1L, 1L) })"
     )
     entries = {e["name"]: e for e in r.inspect_variables()["variables"]}
     df = entries["df"]
@@ -123,3 +123,12 @@ def test_a_plot_is_a_display_and_leaves_no_file(r, workspace):
     assert len(pngs) == 2
     assert all(base64.b64decode(p)[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
     assert not list(workspace.rglob("*.png"))
+
+
+def test_a_visible_value_is_printed_by_the_cell_s_own_method(r):
+    # As R's console does: a print method defined in a cell is the one used.
+    result = r.execute(
+        "print.temperature <- function(x, ...) cat(unclass(x), 'degrees\\n')\n"
+        "structure(21, class = 'temperature')"
+    )
+    assert result["stdout"] == "21 degrees\n", result

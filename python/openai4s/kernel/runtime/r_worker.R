@@ -365,8 +365,16 @@ local(envir = new.env(parent = baseenv()), {
     withVisible(eval(expr, envir))
   }
 
+  # Printed as R's console prints a visible value: called from a frame
+  # whose top is the global environment, so the cell's own print methods
+  # are found (S3 lookup from the worker's environment stops at base).
   W$print_value <- function(value) {
-    if (isS4(value)) methods::show(value) else print(value)
+    if (isS4(value)) {
+      return(methods::show(value))
+    }
+    at_top <- new.env(parent = globalenv())
+    assign("x", value, envir = at_top)
+    eval(quote(base::print(x)), at_top)
   }
 
   # Runs the parsed expressions in order; returns the outcome as a list.
