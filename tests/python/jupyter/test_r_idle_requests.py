@@ -4,12 +4,20 @@ between cells (is_complete on every Enter, complete on Tab, inspect on
 come from the R worker either way."""
 
 import shutil
-import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
 from jupyter_support import KernelEnvironment, kernel_missing_reason
 from kernel_client import RunningKernel, stdout_of
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from repl_support import TmuxPane, descendants  # noqa: E402
+
+#: What the console's kernel needs from the test's environment.
+_PASSED = ("JUPYTER_PATH", "OPENAI4S_DATA_DIR", "OPENAI4S_KERNEL_SANDBOX", "PATH")
 
 pytestmark = [
     pytest.mark.skipif(kernel_missing_reason() is not None, reason=str(kernel_missing_reason())),
@@ -24,30 +32,85 @@ def r_environment():
     env.cleanup()
 
 
-@pytest.mark.skipif(shutil.which("jupyter-console") is None, reason="needs jupyter-console")
-def test_jupyter_console_runs_a_multi_line_r_cell(r_environment):
-    # Every Enter asks is_complete; an R worker that left it unanswered
-    # froze the console's first Enter for good.
-    proc = subprocess.run(
-        [
-            "jupyter",
-            "console",
-            "--kernel",
-            r_environment.kernel_name,
-            "--simple-prompt",
-            "--ZMQTerminalInteractiveShell.kernel_timeout=60",
-            "--ZMQTerminalInteractiveShell.kernel_is_complete_timeout=60",
-        ],
-        input="x <- c(1,\n2)\nprint(sum(x))\n",
-        capture_output=True,
-        text=True,
-        timeout=180,
-        cwd=str(r_environment.workspace),
-        env=r_environment.environ(),
-    )
-    assert "[1] 3" in proc.stdout, (proc.stdout, proc.stderr)
-    assert "Error" not in proc.stdout, proc.stdout
-    assert proc.returncode == 0
+@pytest.mark.skipif(
+    shutil.which("jupyter-console") is None or shutil.which("tmux") is None,
+    reason="needs jupyter-console and tmux",
+)
+def test_jupyter_console_runs_a_multi_line_r_cell(r_environment, tmp_path):
+    # In a terminal every Enter asks is_complete; an R worker that left it
+    # unanswered froze the console's first Enter for good.
+    pane = TmuxPane(tmp_path)
+    settings = [f"{k}={v}" for k, v in r_environment.environ().items() if k in _PASSED]
+    try:
+        pane.start(
+            ["env", f"HOME={tmp_path}", *settings, "jupyter", "console", "--kernel"]
+            + [
+                r_environment.kernel_name,
+                "--ZMQTerminalInteractiveShell.kernel_timeout=120",
+                "--ZMQTerminalInteractiveShell.kernel_is_complete_timeout=120",
+            ]
+        )
+        pane.wait_for_text("In [1]:", timeout=120)
+        # jupyter console blocks its event loop while it waits for an
+        # is_complete answer, and a key timer firing meanwhile breaks it:
+        # the first Enter waits until R has booted and sits idle.
+        _wait_until_idle(_r_worker(pane.program_pid()))
+        _type_line(pane, "1 + 1")
+        pane.wait_for_text("[1] 2", timeout=120)
+        pane.wait_for_text("In [2]:", timeout=30)
+        _type_line(pane, "x <- c(1,")
+        pane.wait_for_text("...:", timeout=60)
+        _type_line(pane, "2)")
+        pane.wait_for_text("In [3]:", timeout=60)
+        _type_line(pane, "print(sum(x))")
+        pane.wait_for_text("[1] 3", timeout=60)
+        pane.wait_for_text("In [4]:", timeout=30)
+        assert "Error" not in pane.text()
+    finally:
+        pane.kill_server()
+
+
+def _type_line(pane, text):
+    # Enter apart from the text: prompt_toolkit's key-flush timer firing
+    # while the console's Enter handler waits for is_complete breaks the
+    # console (a jupyter console 6.4 bug, not the kernel's).
+    pane.send("-l", text)
+    time.sleep(1.0)
+    pane.send("Enter")
+
+
+def _r_worker(root, timeout=120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for pid in descendants(root):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                    if b"r_worker.R" in handle.read() and b"/bin/sh" not in handle.read():
+                        return pid
+            except OSError:
+                continue
+        time.sleep(0.1)
+    raise AssertionError("the R worker never started")
+
+
+def _cpu_ticks(pid):
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def _wait_until_idle(pid, quiet=0.5, timeout=120):
+    """Until the process used no CPU for `quiet` seconds (blocked reading)."""
+    deadline = time.monotonic() + timeout
+    last, since = _cpu_ticks(pid), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        now = _cpu_ticks(pid)
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return
+    raise AssertionError("the R worker never went idle")
 
 
 @pytest.fixture
