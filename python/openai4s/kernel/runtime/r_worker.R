@@ -4,7 +4,10 @@
 # so protocol OUT is fd 3, protocol IN is fd 4, fd 0 is /dev/null (a cell
 # reading stdin cannot eat frames) and fd 1 is stderr. Cell output never
 # travels on the protocol pipe: the host hands each execute two fifos and R
-# sinks its output and messages into them.
+# sinks its output and messages into them (and system()/system2() children
+# write there too). Idle requests (complete, inspect, is_complete, the
+# stdout fence) are in r_requests.R, the description of objects in
+# r_describe.R; both are sourced into the same environment.
 #
 # Everything lives in one environment whose parent is the base environment
 # and which is locked before the loop starts: a cell that rebinds `cat`,
