@@ -59,6 +59,7 @@ Result<Json> KernelManager::idle_request(Json request, std::string_view reply_ty
       Status answered = send(input_reply(frame, nullptr, false));
       if (!answered) return std::move(answered).error();
     } else if (type == proto::frame::kHostCall) {
+      if (bound.pause()) return unanswered_error(what);
       Status serviced = service_host_call(frame);
       if (!serviced) return std::move(serviced).error();
       bound.rearm();

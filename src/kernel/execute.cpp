@@ -308,6 +308,7 @@ Result<std::string> KernelManager::request_stdout(const std::string& cell_id) {
     }
     if (type == proto::frame::kHostCall) {
       // A thread the cell left running may call the host meanwhile.
+      if (bound.pause()) return unanswered_error(what);
       Status serviced = service_host_call(frame);
       if (!serviced) return std::move(serviced).error();
       bound.rearm();

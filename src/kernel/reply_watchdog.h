@@ -53,7 +53,16 @@ class ArmedReply {
   ArmedReply(const ArmedReply&) = delete;
   ArmedReply& operator=(const ArmedReply&) = delete;
 
-  // Restarts the clock: the host itself waited (a host call it serviced).
+  // Stops the clock while the host itself works (a host call it services
+  // may wait on a person's approval); rearm() starts it afresh after.
+  // Returns whether the bound had already passed (as finish() does).
+  bool pause() {
+    if (armed_ && watchdog_.disarm()) {
+      armed_ = false;
+      fired_ = true;
+    }
+    return fired_;
+  }
   void rearm() {
     if (armed_) watchdog_.arm(transport_, seconds_);
   }

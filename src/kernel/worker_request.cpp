@@ -82,6 +82,7 @@ Result<std::optional<Json>> KernelManager::worker_request(Json request) {
       return answer;
     } else if (type == proto::frame::kHostCall) {
       // A thread a cell left running may call the host meanwhile.
+      if (bound.pause()) return unanswered_error(what);
       Status serviced = service_host_call(frame);
       if (!serviced) return std::move(serviced).error();
       bound.rearm();

@@ -2,6 +2,9 @@
 // cell frames of contracts.md (cell_frames.cpp), against scripted workers.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "support/manager_harness.h"
 
 namespace o4s::kernel {
@@ -119,6 +122,34 @@ TEST(SilentIdleWorkerTest, AnAnswerInTimeLeavesTheWorkerRunning) {
   });
   auto answer = h.manager->complete("pri", 3);
   ASSERT_TRUE(answer.ok()) << answer.error().message;
+  EXPECT_EQ(h.transport->kill_calls(), 0);
+}
+
+TEST(SilentIdleWorkerTest, TheHostsOwnWaitOnAHostCallDoesNotCount) {
+  ManagerHarness h;
+  h.options.idle_reply_timeout_s = 0.2;
+  // The dispatcher takes longer than the bound (a person deciding on an
+  // approval); the worker answers at once after it.
+  h.hooks->set_dispatcher([](const std::string&, const Json&) -> DispatchOutcome {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    return Json{{"ok", true}};
+  });
+  h.started();
+  h.transport->set_responder([](const Json& frame, FakeTransport& self) {
+    std::string type = frame.value("type", "");
+    if (type == "complete") {
+      self.push_frame(Json{
+          {"type", "host_call"}, {"id", "call-1"}, {"method", "ping"}, {"args", Json::array()}});
+      self.push_frame(Json{{"type", "complete_reply"},
+                           {"id", frame["id"]},
+                           {"matches", Json::array()},
+                           {"cursor_start", 0},
+                           {"cursor_end", 0}});
+    }
+  });
+  auto answer = h.manager->complete("x", 1);
+  ASSERT_TRUE(answer.ok()) << answer.error().message;
+  EXPECT_EQ(h.transport->written_frames_of_type("host_response").size(), 1U);
   EXPECT_EQ(h.transport->kill_calls(), 0);
 }
 
