@@ -23,6 +23,7 @@ enum class ErrorCode {
   kUnsupported,         // the operation is not possible for this kernel
   kCancelled,           // a caller-supplied callback raised
   kSandboxUnavailable,  // the OS sandbox the mode demands cannot be set up
+  kUnresponsive,        // the worker left an idle request unanswered and was stopped
 };
 
 // Opaque carrier for a foreign exception (a Python one, in the bindings) that

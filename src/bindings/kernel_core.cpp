@@ -315,12 +315,17 @@ void register_kernel_core(py::module_& m) {
                        py::object env_root, py::object env_name, py::object argv,
                        std::string worker_script, std::string repo_root,
                        py::object transport_factory, py::object sandbox_mode,
-                       std::vector<std::string> hidden_paths, bool capture_sinks) {
+                       std::vector<std::string> hidden_paths, bool capture_sinks,
+                       double idle_reply_timeout) {
              auto options =
                  make_options(cwd, std::move(mode), std::move(python), env_root, env_name, argv,
                               std::move(worker_script), std::move(repo_root));
              options.hidden_paths = std::move(hidden_paths);
              options.capture_sinks = capture_sinks;
+             if (!(idle_reply_timeout > 0)) {
+               throw py::value_error("idle_reply_timeout must be a positive number of seconds");
+             }
+             options.idle_reply_timeout_s = idle_reply_timeout;
              // A factory's worker runs wherever the factory put it: no local
              // OS sandbox applies (its status says so).
              if (transport_factory.is_none()) options.sandbox = make_sandbox(sandbox_mode);
@@ -330,7 +335,8 @@ void register_kernel_core(py::module_& m) {
            py::arg("owner"), py::kw_only(), py::arg("cwd"), py::arg("mode"), py::arg("python"),
            py::arg("env_root"), py::arg("env_name"), py::arg("argv"), py::arg("worker_script"),
            py::arg("repo_root"), py::arg("transport_factory"), py::arg("sandbox_mode") = py::none(),
-           py::arg("hidden_paths") = std::vector<std::string>(), py::arg("capture_sinks") = false)
+           py::arg("hidden_paths") = std::vector<std::string>(), py::arg("capture_sinks") = false,
+           py::arg("idle_reply_timeout") = kernel::kDefaultIdleReplyTimeoutS)
       .def("start", &KernelCore::start, py::arg("init_timeout"))
       .def("restart", &KernelCore::restart, py::arg("init_timeout"))
       .def("execute", &KernelCore::execute, py::arg("code"), py::arg("origin"), py::arg("cell_id"),

@@ -45,6 +45,8 @@ py::object exception_class(ErrorCode code) {
       return errors_module().attr("KernelDiedError");
     case ErrorCode::kProtocol:
       return errors_module().attr("KernelProtocolError");
+    case ErrorCode::kUnresponsive:
+      return errors_module().attr("KernelUnresponsiveError");
     case ErrorCode::kHandshake:
       return errors_module().attr("KernelStartError");
     default:

@@ -405,7 +405,15 @@ nl::json Interpreter::evaluate_expressions(const nl::json& expressions) {
 std::optional<nl::json> Interpreter::ask_worker(nl::json request) {
   if (!ensure_worker()) return std::nullopt;
   auto answer = manager_->worker_request(std::move(request));
-  if (!answer) return std::nullopt;
+  if (!answer) {
+    // A worker that left the request unanswered was stopped: say so where
+    // the client shows output (the next cell gets a fresh worker).
+    if (answer.error().code == ErrorCode::kUnresponsive) {
+      publish_stream("stderr",
+                     answer.error().message + "; a fresh worker starts with the next cell\n");
+    }
+    return std::nullopt;
+  }
   return answer.value();
 }
 

@@ -19,19 +19,22 @@ Result<Json> KernelManager::idle_request(Json request, std::string_view reply_ty
 
   const std::string request_id = std::string(proto::frame_type(request)) + "-" + uuid4();
   request["id"] = request_id;
+  ArmedReply bound = arm_reply_bound();
   Status sent = send(request);
-  if (!sent) return std::move(sent).error();
+  if (!sent) return bound.finish() ? unanswered_error(what) : std::move(sent).error();
 
   std::size_t logs = 0;
   for (;;) {
     auto next = readline();
-    if (!next) return std::move(next).error();
+    if (!next) return bound.finish() ? unanswered_error(what) : std::move(next).error();
     if (!next->has_value()) {
+      if (bound.finish()) return unanswered_error(what);
       return make_error(ErrorCode::kWorkerExited, "kernel worker exited during " + what);
     }
     Json& frame = **next;
     std::string_view type = proto::frame_type(frame);
     if (type == reply_type && proto::frame_string(frame, "id") == request_id) {
+      if (bound.finish()) return unanswered_error(what);
       auto error = frame.find("error");
       if (error != frame.end() && !error->is_null()) {
         std::string text = error->is_string() ? error->get<std::string>() : error->dump();
@@ -56,8 +59,10 @@ Result<Json> KernelManager::idle_request(Json request, std::string_view reply_ty
       Status answered = send(input_reply(frame, nullptr, false));
       if (!answered) return std::move(answered).error();
     } else if (type == proto::frame::kHostCall) {
+      if (bound.pause()) return unanswered_error(what);
       Status serviced = service_host_call(frame);
       if (!serviced) return std::move(serviced).error();
+      bound.rearm();
     } else {
       return make_error(ErrorCode::kProtocol, "kernel protocol desynchronized during " + what);
     }

@@ -296,14 +296,17 @@ Result<Json> KernelManager::next_object_frame() {
 }
 
 Result<std::string> KernelManager::request_stdout(const std::string& cell_id) {
+  const std::string what = "stdout resend";
+  ArmedReply bound = arm_reply_bound();
   Status sent = send(Json{{"type", proto::frame::kStdoutRequest}, {"id", cell_id}});
-  if (!sent) return std::move(sent).error();
+  if (!sent) return bound.finish() ? unanswered_error(what) : std::move(sent).error();
   for (;;) {
     auto next = next_object_frame();
-    if (!next) return std::move(next).error();
+    if (!next) return bound.finish() ? unanswered_error(what) : std::move(next).error();
     Json& frame = next.value();
     std::string_view type = proto::frame_type(frame);
     if (type == proto::frame::kStdoutText && proto::frame_string(frame, "id") == cell_id) {
+      if (bound.finish()) return unanswered_error(what);
       auto text = frame.find("text");
       if (frame.contains("error") || text == frame.end() || !text->is_string()) {
         return make_error(ErrorCode::kProtocol, "worker kept no stdout for the cell");
@@ -312,8 +315,10 @@ Result<std::string> KernelManager::request_stdout(const std::string& cell_id) {
     }
     if (type == proto::frame::kHostCall) {
       // A thread the cell left running may call the host meanwhile.
+      if (bound.pause()) return unanswered_error(what);
       Status serviced = service_host_call(frame);
       if (!serviced) return std::move(serviced).error();
+      bound.rearm();
     } else if (type == proto::frame::kStdoutChunk) {
       stale_stdout_chunks_.fetch_add(1);
     } else if (type == proto::frame::kLog) {

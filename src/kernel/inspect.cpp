@@ -20,21 +20,25 @@ Result<Json> KernelManager::inspect_variables(long long limit) {
   if (!is_alive()) return make_error(ErrorCode::kNotAlive, "kernel worker is not alive");
 
   const std::string request_id = "variables-" + uuid4();
+  const std::string what = "variable inspection";
+  ArmedReply bound = arm_reply_bound();
   Status sent =
       send(Json{{"type", proto::frame::kInspectVariables}, {"id", request_id}, {"limit", limit}});
-  if (!sent) return std::move(sent).error();
+  if (!sent) return bound.finish() ? unanswered_error(what) : std::move(sent).error();
 
   std::size_t logs = 0;
   for (;;) {
     auto next = readline();
-    if (!next) return std::move(next).error();
+    if (!next) return bound.finish() ? unanswered_error(what) : std::move(next).error();
     if (!next->has_value()) {
+      if (bound.finish()) return unanswered_error(what);
       return make_error(ErrorCode::kWorkerExited,
                         "kernel worker exited during variable inspection");
     }
     Json& frame = **next;
     std::string_view type = proto::frame_type(frame);
     if (type == proto::frame::kLog && ++logs <= proto::kLogFramesSkippedLimit) continue;
+    if (bound.finish()) return unanswered_error(what);
     if (type != proto::frame::kVariablesResponse ||
         proto::frame_string(frame, "id") != request_id) {
       return make_error(ErrorCode::kProtocol,

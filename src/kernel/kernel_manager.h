@@ -14,12 +14,18 @@
 #include "base/result.h"
 #include "kernel/environment.h"
 #include "kernel/kernel_hooks.h"
+#include "kernel/reply_watchdog.h"
 #include "kernel/sink_capture.h"
 #include "kernel/streamed_stdout.h"
 #include "kernel/transport.h"
 #include "sandbox/kernel_sandbox.h"
 
 namespace o4s::kernel {
+
+// Long enough that a slow answer on a loaded machine (a first jedi import, an
+// R help page) never costs the user their namespace; short enough that a
+// silent worker never freezes a prompt for good.
+inline constexpr double kDefaultIdleReplyTimeoutS = 30.0;
 
 struct KernelOptions {
   std::optional<std::string> cwd;
@@ -45,6 +51,10 @@ struct KernelOptions {
   // an Out[n] for it). The Python API keeps the text: the acceptance suite
   // pins a cell's stdout.
   bool last_value_as_result = false;
+  // How long an idle request (complete, inspect, is_complete, variables, a
+  // stdout resend) may wait for its answer. A worker silent past it is
+  // stopped as one that broke the protocol: no front door waits forever.
+  double idle_reply_timeout_s = kDefaultIdleReplyTimeoutS;
 };
 
 // build_kernel_environment's arguments for this kernel (spec §5.12): a Python
@@ -153,11 +163,16 @@ class KernelManager {
   // One idle request/reply transaction (complete, inspect): Busy instead of
   // waiting, the reply matched by type and id.
   Result<Json> idle_request(Json request, std::string_view reply_type, const std::string& what);
+  // Starts the idle bound for one request (see KernelOptions).
+  ArmedReply arm_reply_bound();
+  // The error of a request whose bound passed: the worker was stopped.
+  Error unanswered_error(const std::string& what);
 
   const KernelOptions options_;
   const std::shared_ptr<KernelHooks> hooks_;
   const std::shared_ptr<TransportFactory> factory_;
 
+  ReplyWatchdog reply_watchdog_;
   std::unique_ptr<SinkDirectory> sink_directory_;  // set once, at the first spawn
   std::timed_mutex transaction_;                   // one reader, one request outstanding
   mutable std::mutex state_;                       // guards transport_, generation id, log tail

@@ -4,7 +4,10 @@
 // stdout_request for an id no cell ever has, answered by a stdout_text
 // frame. Requests are handled in order, so the fence's answer arriving
 // before the request's means the worker does not know the request.
+#include <chrono>
+#include <cstdio>
 #include <mutex>
+#include <thread>
 
 #include "base/random_id.h"
 #include "kernel/kernel_manager.h"
@@ -12,6 +15,37 @@
 #include "proto/limits.h"
 
 namespace o4s::kernel {
+
+namespace {
+
+std::string format_seconds(double seconds) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%g", seconds);
+  return buffer;
+}
+
+}  // namespace
+
+ArmedReply KernelManager::arm_reply_bound() {
+  return ArmedReply(reply_watchdog_, transport(), options_.idle_reply_timeout_s);
+}
+
+Error KernelManager::unanswered_error(const std::string& what) {
+  // The watchdog's kill has been sent; wait (bounded) until the worker is
+  // seen gone, so the caller's is_alive() agrees with this error and a
+  // front door restarts it.
+  if (auto t = transport()) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (t->alive() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  return make_error(ErrorCode::kUnresponsive,
+                    "kernel worker did not answer the " + what + " request within " +
+                        format_seconds(options_.idle_reply_timeout_s) +
+                        "s; it was stopped as a worker that broke the protocol (its variables "
+                        "are lost)");
+}
 
 Result<std::optional<Json>> KernelManager::worker_request(Json request) {
   if (!request.is_object() || !request.contains("type") || !request["type"].is_string()) {
@@ -27,26 +61,31 @@ Result<std::optional<Json>> KernelManager::worker_request(Json request) {
   const std::string reply_type =
       request["type"].get<std::string>() + std::string(proto::frame::kReplySuffix);
   request["id"] = request_id;
+  const std::string what = request["type"].get<std::string>();
+  ArmedReply bound = arm_reply_bound();
   Status sent = send(request);
   if (sent) sent = send(Json{{"type", proto::frame::kStdoutRequest}, {"id", fence_id}});
-  if (!sent) return std::move(sent).error();
+  if (!sent) return bound.finish() ? unanswered_error(what) : std::move(sent).error();
 
   std::optional<Json> answer;
   std::size_t skipped = 0;
   for (;;) {
     auto next = next_object_frame();
-    if (!next) return std::move(next).error();
+    if (!next) return bound.finish() ? unanswered_error(what) : std::move(next).error();
     Json& frame = next.value();
     std::string_view type = proto::frame_type(frame);
     std::string id = proto::frame_string(frame, "id");
     if (type == reply_type && id == request_id && !answer) {
       answer = std::move(frame);
     } else if (type == proto::frame::kStdoutText && id == fence_id) {
+      if (bound.finish()) return unanswered_error(what);
       return answer;
     } else if (type == proto::frame::kHostCall) {
       // A thread a cell left running may call the host meanwhile.
+      if (bound.pause()) return unanswered_error(what);
       Status serviced = service_host_call(frame);
       if (!serviced) return std::move(serviced).error();
+      bound.rearm();
     } else if (type == proto::frame::kLog) {
       std::string msg = proto::frame_string(frame, "msg");
       if (!msg.empty()) remember_log(msg);

@@ -30,6 +30,9 @@ class KernelCompleter(Completer):
 
     def __init__(self, kernel_of):
         self._kernel_of = kernel_of
+        #: Why the kernel was lost during a completion (a worker that left
+        #: it unanswered is stopped), for the REPL to say after the prompt.
+        self.lost = None
 
     def get_completions(self, document, complete_event):
         kernel = self._kernel_of()
@@ -38,8 +41,11 @@ class KernelCompleter(Completer):
             return
         try:
             reply = complete(document.text, document.cursor_position)
-        except Exception:
-            return  # a busy or dead kernel offers nothing; the prompt goes on
+        except Exception as exc:
+            # A busy or dead kernel offers nothing; the prompt goes on.
+            if not _alive(kernel):
+                self.lost = str(exc)
+            return
         matches = reply.get("matches") or []
         start = reply.get("cursor_start", document.cursor_position)
         offset = start - document.cursor_position
@@ -48,6 +54,13 @@ class KernelCompleter(Completer):
         for match in matches[:_MAX_COMPLETIONS]:
             if isinstance(match, str):
                 yield Completion(match, start_position=offset)
+
+
+def _alive(kernel):
+    try:
+        return bool(kernel.is_alive())
+    except Exception:
+        return False
 
 
 def _key_bindings(ready):
@@ -83,9 +96,10 @@ class LineEditor:
     default; the R session passes its own)."""
 
     def __init__(self, kernel_of, history_path=HISTORY_PATH, ready=None):
+        self._completer = KernelCompleter(kernel_of)
         self._session = PromptSession(
             history=_history(os.path.expanduser(history_path)),
-            completer=KernelCompleter(kernel_of),
+            completer=self._completer,
             complete_while_typing=False,
             key_bindings=_key_bindings(ready or ready_to_run),
             multiline=True,
@@ -98,6 +112,11 @@ class LineEditor:
             prompt,
             prompt_continuation=lambda *_: "...: ".rjust(width),
         )
+
+    def take_kernel_loss(self):
+        """Why a completion lost the kernel since the last call, or None."""
+        lost, self._completer.lost = self._completer.lost, None
+        return lost
 
 
 def _history(path):

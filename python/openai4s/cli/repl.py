@@ -254,7 +254,8 @@ def _interactive(session):
 
         ready = lambda text: not r_cells.is_open(text)  # noqa: E731
     editor = LineEditor(lambda: session.kernel, ready=ready)
-    console.info(f"openai4s {__version__} kernel. %help for help, Ctrl-D to leave.\n")
+    language = "R" if session.lang == "r" else "Python"
+    console.info(f"openai4s {__version__} {language} kernel. %help for help, Ctrl-D to leave.\n")
     console.info(sandbox_notes.banner(session.kernel, session.cwd))
     while True:
         console.fresh_line()
@@ -263,7 +264,11 @@ def _interactive(session):
         except EOFError:
             break
         except KeyboardInterrupt:
-            continue  # Ctrl-C at a prompt discards what was typed
+            text = None  # Ctrl-C at a prompt discards what was typed
+        finally:
+            _after_completion(session, editor)
+        if text is None:
+            continue
         try:
             if not session.feed_cell(text):
                 break
@@ -271,6 +276,13 @@ def _interactive(session):
             console.message("KeyboardInterrupt\n")
     console.fresh_line()
     return 0
+
+
+def _after_completion(session, editor):
+    lost = editor.take_kernel_loss()
+    if lost is not None:
+        session.console.message(f"Completion failed: {lost}\n")
+        session._revive_if_dead()
 
 
 def _script(session, stream):

@@ -39,6 +39,14 @@ class KernelProtocolError(KernelError):
     what_to_do = "if the next request fails too, call restart()"
 
 
+class KernelUnresponsiveError(KernelProtocolError):
+    """The worker left an idle request (completion, help, variables, ...)
+    unanswered past its bound; it was stopped like one that broke the
+    protocol."""
+
+    what_to_do = "call restart() to start a fresh worker (its namespace starts empty)"
+
+
 class KernelStartError(KernelError):
     """A worker could not be started or did not complete its handshake."""
 
@@ -65,6 +73,7 @@ __all__ = [
     "KernelNotAliveError",
     "KernelDiedError",
     "KernelProtocolError",
+    "KernelUnresponsiveError",
     "KernelStartError",
     "KernelRestartFailed",
     "KernelInterruptUnavailable",

@@ -27,6 +27,7 @@ from openai4s.kernel.errors import (  # noqa: F401  (re-exported)
     KernelRestartFailed,
     KernelStartError,
     KernelTimeoutError,
+    KernelUnresponsiveError,
 )
 from openai4s.kernel.cell_timeout import CellWatchdog, check_timeout
 from openai4s.kernel.sandbox_status import sandbox_for
@@ -34,6 +35,11 @@ from openai4s.kernel.sandbox_status import sandbox_for
 #: Seconds the worker has to answer the attestation handshake. Read at call
 #: time (tests shorten it).
 _SKILL_SIDECAR_INITIALIZATION_TIMEOUT_S = 15.0
+
+#: Seconds an idle request (complete, inspect, inspect_variables) may wait
+#: for the worker's answer before the worker is stopped as unresponsive.
+#: Read when a Kernel is made (tests shorten it).
+_IDLE_REPLY_TIMEOUT_S = 30.0
 
 _WORKER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 _SEAMS = frozenset({"_readline", "_send", "_service_host_call"})
@@ -121,6 +127,7 @@ class Kernel:
             sandbox_mode=getattr(self._sandbox, "requested_mode", None),
             hidden_paths=[os.fspath(p) for p in getattr(dispatcher, "store_paths", ()) or ()],
             capture_sinks=bool(capture_sinks),
+            idle_reply_timeout=_IDLE_REPLY_TIMEOUT_S,
         )
         if hasattr(self._sandbox, "_bind"):
             self._sandbox._bind(self._core, remote=transport_factory is not None)

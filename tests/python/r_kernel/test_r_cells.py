@@ -90,7 +90,7 @@ def test_the_inspector_reads_the_global_environment_without_forcing_user_code(r_
     assert entries["samples"]["length"] == 3
     assert entries["samples"]["preview"] == "[1, 2, 3]"
     assert len(entries["samples"]["fingerprint"]) == 8
-    assert entries["frame"] == {"name": "frame", "type": "list"}
+    assert entries["frame"]["type"] == "data.frame" and entries["frame"]["shape"] == [2, 1]
     assert entries["mixed"] == {"name": "mixed", "type": "list", "kind": "container", "length": 2}
     assert entries["raw_bytes"]["kind"] == "bytes"
     assert entries["live"] == {"name": "live", "type": "active_binding"}

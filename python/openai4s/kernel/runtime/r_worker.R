@@ -4,7 +4,10 @@
 # so protocol OUT is fd 3, protocol IN is fd 4, fd 0 is /dev/null (a cell
 # reading stdin cannot eat frames) and fd 1 is stderr. Cell output never
 # travels on the protocol pipe: the host hands each execute two fifos and R
-# sinks its output and messages into them.
+# sinks its output and messages into them (and system()/system2() children
+# write there too). Idle requests (complete, inspect, is_complete, the
+# stdout fence) are in r_requests.R, the description of objects in
+# r_describe.R; both are sourced into the same environment.
 #
 # Everything lives in one environment whose parent is the base environment
 # and which is locked before the loop starts: a cell that rebinds `cat`,
@@ -27,7 +30,7 @@ local(envir = new.env(parent = baseenv()), {
   S$reopened_in <- FALSE
   S$reopened_out <- FALSE
   S$reading <- NULL # files_read of the running cell, NULL outside one
-  S$compiled <- FALSE
+  S$sinks <- NULL # the running cell's fifo paths (out, err), NULL outside one
 
   # -- protocol connections ----------------------------------------------------
 
@@ -263,17 +266,60 @@ local(envir = new.env(parent = baseenv()), {
     }
   }
 
+  # -- child processes: their output joins the cell's ----------------------------
+
+  # system() and system2() children write where the cell's own output goes
+  # (the host's fifos), in order with it: R writes its fifos unbuffered and
+  # the child runs while R waits. Children started with wait = FALSE keep
+  # R's own descriptors (they may outlive the cell and its fifos).
+  W$child_command <- function(command, intern, wait) {
+    sinks <- S$sinks
+    if (is.null(sinks) || !isTRUE(wait) || !is.character(command) || length(command) != 1L) {
+      return(command)
+    }
+    redirect <- paste0(" 2>>", shQuote(sinks$err))
+    if (!isTRUE(intern)) redirect <- paste0(" >>", shQuote(sinks$out), redirect)
+    paste0("{ ", command, "\n}", redirect)
+  }
+
+  # system2's own stdout/stderr arguments: "" (inherit) becomes the sink.
+  W$child_targets <- function(stdout, stderr, wait) {
+    sinks <- S$sinks
+    if (is.null(sinks) || !isTRUE(wait)) {
+      return(list(stdout = stdout, stderr = stderr))
+    }
+    if (identical(stdout, "")) stdout <- sinks$out
+    if (identical(stderr, "")) stderr <- sinks$err
+    list(stdout = stdout, stderr = stderr)
+  }
+
+  W$install_child_capture <- function() {
+    system_tracer <- bquote(command <- .(W$child_command)(command, intern, wait))
+    system2_tracer <- bquote({
+      .oai4s_targets <- .(W$child_targets)(stdout, stderr, wait)
+      stdout <- .oai4s_targets$stdout
+      stderr <- .oai4s_targets$stderr
+    })
+    tracers <- list(system = system_tracer, system2 = system2_tracer)
+    for (what in names(tracers)) {
+      suppressMessages(tryCatch(
+        trace(what, tracer = tracers[[what]], print = FALSE, where = baseenv()),
+        error = function(e) NULL
+      ))
+    }
+  }
+
   # -- plots: the default device draws PNGs under .openai4s/figures -------------
 
-  W$figures_dir <- file.path(W$workspace, ".openai4s", "figures")
-  # Unique per worker (R's session temp dir name is random), so a restarted
-  # or second kernel in this workspace never re-announces older files; the
-  # pid alone repeats inside a sandbox's pid namespace.
-  W$figure_tag <- sub("^Rtmp", "", basename(tempdir()))
+  # The device draws into R's own session temp dir: each page becomes a
+  # display frame and its file is removed, so a plot leaves no file behind
+  # in the workspace (a front door that keeps figures saves the display,
+  # one file per plot, as it does for Python's).
+  W$figures_dir <- file.path(tempdir(), "openai4s-figures")
 
   W$figure_device <- function(...) {
     dir.create(W$figures_dir, recursive = TRUE, showWarnings = FALSE)
-    pattern <- file.path(W$figures_dir, sprintf("r-%s-%d-%%03d.png", W$figure_tag, S$cells))
+    pattern <- file.path(W$figures_dir, sprintf("cell-%d-%%03d.png", S$cells))
     grDevices::png(filename = pattern, width = 7, height = 5, units = "in", res = 96)
   }
 
@@ -285,21 +331,20 @@ local(envir = new.env(parent = baseenv()), {
     if (!dir.exists(W$figures_dir)) {
       return(invisible(NULL))
     }
-    prefix <- sprintf("^r-%s-%d-[0-9]+\\.png$", W$figure_tag, S$cells)
+    prefix <- sprintf("^cell-%d-[0-9]+\\.png$", S$cells)
     files <- sort(list.files(W$figures_dir, pattern = prefix, full.names = TRUE))
-    for (path in files) {
-      size <- file.size(path)
+    on.exit(unlink(files))
+    for (page in seq_along(files)) {
+      size <- file.size(files[[page]])
       if (is.na(size) || size <= 0) next
-      data <- jsonlite::base64_enc(readBin(path, "raw", size))
-      rel <- substr(path, nchar(W$workspace) + 2L, nchar(path))
+      data <- jsonlite::base64_enc(readBin(files[[page]], "raw", size))
       W$send(list(
         type = "\"display\"", id = W$json_string(id),
         data = W$json_object(list(
           "image/png" = W$json_string(data),
-          "text/plain" = W$json_string(sprintf("<R plot: %s>", rel))
+          "text/plain" = W$json_string(sprintf("<R plot %d of cell %d>", page, S$cells))
         )),
-        metadata = W$json_object(list(path = W$json_string(rel))),
-        display_id = "null", update = "false"
+        metadata = "{}", display_id = "null", update = "false"
       ))
     }
   }
@@ -323,8 +368,16 @@ local(envir = new.env(parent = baseenv()), {
     withVisible(eval(expr, envir))
   }
 
+  # Printed as R's console prints a visible value: called from a frame
+  # whose top is the global environment, so the cell's own print methods
+  # are found (S3 lookup from the worker's environment stops at base).
   W$print_value <- function(value) {
-    if (isS4(value)) methods::show(value) else print(value)
+    if (isS4(value)) {
+      return(methods::show(value))
+    }
+    at_top <- new.env(parent = globalenv())
+    assign("x", value, envir = at_top)
+    eval(quote(base::print(x)), at_top)
   }
 
   # Runs the parsed expressions in order; returns the outcome as a list.
@@ -417,6 +470,7 @@ local(envir = new.env(parent = baseenv()), {
     err <- W$open_sink(err_path)
     sink(out)
     sink(err, type = "message")
+    S$sinks <- list(out = out_path, err = err_path)
     devices_before <- grDevices::dev.list()
     S$reading <- character()
     outcome <- tryCatch(
@@ -432,6 +486,7 @@ local(envir = new.env(parent = baseenv()), {
     )
     files_read <- S$reading
     S$reading <- NULL
+    S$sinks <- NULL
     # Unwind the cell's own sinks too, then close the fifos: the host sees
     # end of stream before it reads the response.
     while (sink.number() > 0L) sink()
@@ -487,7 +542,12 @@ local(envir = new.env(parent = baseenv()), {
     }
     value <- get(name, envir = envir, inherits = FALSE)
     entry$type <- W$json_string(typeof(value))
-    if (!is.null(attr(value, "class", exact = TRUE))) {
+    if (!is.null(attr(value, "class", exact = TRUE)) || !is.null(attr(value, "dim", exact = TRUE)) ||
+      isS4(value)) {
+      # As R users see it (class, dims, columns, levels), read without
+      # dispatch; what cannot be read safely keeps the bare entry.
+      fields <- tryCatch(W$facts_json(W$facts(value)), error = function(e) NULL)
+      if (!is.null(fields)) entry[names(fields)] <- fields
       return(W$json_object(entry))
     }
     if (is.atomic(value) && !is.null(value)) {
@@ -510,7 +570,7 @@ local(envir = new.env(parent = baseenv()), {
     W$json_object(entry)
   }
 
-  W$inspect <- function(request) {
+  W$inspect_variables <- function(request) {
     id <- W$json_string(request$id)
     limit <- request$limit
     if (!is.numeric(limit) || length(limit) != 1L || is.na(limit) || limit != floor(limit) ||
@@ -586,11 +646,18 @@ local(envir = new.env(parent = baseenv()), {
     if (identical(type, "shutdown")) {
       return(FALSE)
     }
-    if (identical(type, "execute")) {
-      W$execute(request)
-    } else if (identical(type, "inspect_variables")) {
-      W$inspect(request)
-    }
+    handler <- switch(type,
+      execute = W$execute,
+      inspect_variables = W$inspect_variables,
+      complete = W$complete,
+      inspect = W$inspect,
+      is_complete = W$is_complete,
+      stdout_request = W$stdout_request,
+      NULL
+    )
+    # Unknown types get no answer; the host's fence (a stdout_request)
+    # after them tells it so.
+    if (!is.null(handler)) handler(request)
     TRUE
   }
 
@@ -614,6 +681,7 @@ local(envir = new.env(parent = baseenv()), {
         while (sink.number() > 0L) sink()
         if (sink.number(type = "message") != 2L) try(sink(type = "message"), silent = TRUE)
         S$reading <- NULL
+        S$sinks <- NULL
         tryCatch(
           W$response(W$recovered_id(line),
             error = status, interrupted = identical(status, "Interrupted"), sink_capture = FALSE
@@ -622,44 +690,41 @@ local(envir = new.env(parent = baseenv()), {
         )
       }
       if (!isTRUE(keep)) break
-      if (!S$compiled) {
-        tryCatch(suspendInterrupts(W$compile_worker()),
-          interrupt = function(e) NULL, error = function(e) NULL
-        )
-      }
-    }
-  }
-
-  # Byte-compiles the worker's own functions once, after the first request
-  # is answered: at startup it would delay the first result (cold start),
-  # and left to R's JIT it would land inside the first cells.
-  W$compile_worker <- function() {
-    S$compiled <- TRUE
-    for (name in ls(W)) {
-      f <- get(name, envir = W)
-      if (!is.function(f) || identical(name, "eval_user")) next
-      compiled <- tryCatch(compiler::cmpfun(f), error = function(e) NULL)
-      if (is.null(compiled)) next
-      unlockBinding(name, W)
-      assign(name, compiled, envir = W)
-      lockBinding(name, W)
     }
   }
 
   # -- start -----------------------------------------------------------------------
 
+  # The worker's other parts, beside this file.
+  W$runtime_dir <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[[1L]]))
+  for (part in c("r_describe.R", "r_requests.R")) {
+    sys.source(file.path(W$runtime_dir, part), envir = W, keep.source = FALSE)
+  }
+
+  # quit()/q() are refused by an environment on the search path, not by
+  # bindings in the global one: a fresh kernel's ls() is empty, and
+  # rm(list = ls(all.names = TRUE)) leaves the guard standing.
   disabled <- function(name) {
     force(name)
     function(...) {
-      stop(sprintf("%s() is disabled inside openai4s R cells; the kernel stays alive", name), call. = FALSE)
+      stop(sprintf(
+        paste0(
+          "%s() is disabled inside openai4s R cells; the kernel stays alive. To leave, ",
+          "type `exit` or press Ctrl-D in the REPL, or shut the kernel down from Jupyter"
+        ),
+        name
+      ), call. = FALSE)
     }
   }
-  assign("quit", disabled("quit"), envir = globalenv())
-  assign("q", disabled("q"), envir = globalenv())
+  guard <- attach(NULL, pos = 2L, name = "openai4s")
+  assign("quit", disabled("quit"), envir = guard)
+  assign("q", disabled("q"), envir = guard)
+  assign(".oai4s_worker", W, envir = guard)
+  lockEnvironment(guard, bindings = TRUE)
   options(device = W$figure_device, warn = 1)
   W$install_read_tracing()
+  W$install_child_capture()
   lockEnvironment(W, bindings = TRUE)
-  assign(".oai4s_worker", W, envir = globalenv())
   W$serve()
 })
 invisible(NULL)
