@@ -67,6 +67,19 @@ if [ "$(cat "$browser_stamp" 2>/dev/null)" != "$(sha256sum < "$browser_lock")" ]
   fi
 fi
 
+# The MCP SDK clients (npm) for tests/mcp, the same way.
+mcp_lock=tests/mcp/package-lock.json
+mcp_stamp=tests/mcp/node_modules/.openai4s-lock.sha256
+if [ "$(cat "$mcp_stamp" 2>/dev/null)" != "$(sha256sum < "$mcp_lock")" ]; then
+  if command -v npm >/dev/null; then
+    echo "setup: installing tests/mcp (npm ci)"
+    npm ci --prefix tests/mcp --no-audit --no-fund --loglevel=error
+    sha256sum < "$mcp_lock" > "$mcp_stamp"
+  else
+    echo "setup: npm not found; the MCP client tests will be skipped"
+  fi
+fi
+
 if [ ! -f build/release/build.ninja ]; then
   echo "setup: configuring the C++ build (build/release)"
   cmake --preset release -DPython_EXECUTABLE="$(pwd)/.venv/bin/python" >/dev/null

@@ -1,0 +1,122 @@
+// Starting the real server (through `openai4s mcp`, as an agent's config
+// does) and connecting the official SDK client to it.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const openai4s = path.join(repoRoot, '.venv', 'bin', 'openai4s');
+
+// A data directory of the test's own, removed when the test ends.
+export function dataDir(t) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'o4s-mcp-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export function serverArgs(dir, extra = []) {
+  return ['mcp', '--data-dir', dir, '--idle-timeout', '0', ...extra];
+}
+
+// An SDK client over stdio; `capabilities` as the client declares them.
+export async function connect(t, { dir = dataDir(t), capabilities = {}, extra = [] } = {}) {
+  const transport = new StdioClientTransport({
+    command: openai4s,
+    args: serverArgs(dir, extra),
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const client = new Client({ name: 'openai4s-test', version: '1.0.0' }, { capabilities });
+  await client.connect(transport);
+  // The SDK checks structuredContent against the outputSchema it listed.
+  await client.listTools();
+  t.after(async () => {
+    await client.close();
+  });
+  return { client, transport, dir, stderr: () => stderr };
+}
+
+export async function call(client, name, args = {}, options = {}) {
+  return client.callTool({ name, arguments: args }, undefined, { timeout: 120000, ...options });
+}
+
+export async function newKernel(client, args = {}) {
+  const created = await call(client, 'create_kernel', args);
+  if (created.isError) throw new Error(created.content[0].text);
+  return created.structuredContent.kernel_id;
+}
+
+export async function run(client, kernelId, code, extra = {}, options = {}) {
+  return call(client, 'execute', { kernel_id: kernelId, code, ...extra }, options);
+}
+
+// Processes whose working directory is `dir` (a kernel's worker and its
+// children run in their workspace).
+export function processesIn(dir) {
+  const found = [];
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readlinkSync(`/proc/${pid}/cwd`) === dir) found.push(Number(pid));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found;
+}
+
+export async function until(predicate, timeoutMs = 15000) {
+  const start = Date.now();
+  while (Date.now() - start < timeoutMs) {
+    if (await predicate()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return false;
+}
+
+// The raw server process, for what no SDK client sends (bad JSON, ...):
+// write lines, read the answers line by line.
+export function rawServer(t, dir = dataDir(t)) {
+  const child = spawn(openai4s, serverArgs(dir), { stdio: ['pipe', 'pipe', 'pipe'] });
+  const lines = [];
+  const waiters = [];
+  let buffer = '';
+  child.stdout.on('data', (chunk) => {
+    buffer += chunk;
+    let newline;
+    while ((newline = buffer.indexOf('\n')) >= 0) {
+      lines.push(buffer.slice(0, newline));
+      buffer = buffer.slice(newline + 1);
+      while (waiters.length && lines.length) waiters.shift()(lines.shift());
+    }
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  t.after(() => child.kill('SIGKILL'));
+  return {
+    child,
+    exited,
+    stderr: () => stderr,
+    send(text) {
+      child.stdin.write(text + '\n');
+    },
+    next() {
+      if (lines.length) return Promise.resolve(lines.shift());
+      return new Promise((resolve) => waiters.push(resolve));
+    },
+    async ask(message) {
+      this.send(JSON.stringify(message));
+      return JSON.parse(await this.next());
+    },
+  };
+}
