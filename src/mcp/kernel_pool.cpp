@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
 
@@ -17,6 +18,9 @@ namespace {
 
 // How often deadlines and idle kernels are looked at.
 constexpr auto kHousekeepingTick = std::chrono::milliseconds(250);
+// A cell that ignores this many interrupts, a second apart, has its
+// worker killed (the kernel is then dead: restart_kernel).
+constexpr int kInterruptsBeforeKill = 20;
 // Executions kept for get_execution after they finished.
 constexpr std::size_t kExecutionsKept = 256;
 
@@ -337,6 +341,8 @@ Result<std::shared_ptr<Execution>> KernelPool::start_execute(const std::shared_p
     std::lock_guard done(kernel->mutex);
     kernel->running.reset();
     kernel->deadline.reset();
+    kernel->last_interrupt.reset();
+    kernel->interrupts_sent = 0;
     kernel->last_used = std::chrono::steady_clock::now();
     kernel->last_used_text = utc_now();
     execution->finish(result);
@@ -349,6 +355,10 @@ Status KernelPool::interrupt(const std::shared_ptr<Kernel>& kernel, StopReason r
   {
     std::lock_guard lock(kernel->mutex);
     running = kernel->running;
+    if (running) {
+      kernel->last_interrupt = std::chrono::steady_clock::now();
+      kernel->interrupts_sent += 1;
+    }
   }
   if (!running) {
     return make_error(ErrorCode::kInvalidArgument, "kernel " + kernel->id + " runs no cell");
@@ -370,12 +380,24 @@ void KernelPool::housekeep() {
     if (stopping_) break;
     auto now = std::chrono::steady_clock::now();
     std::vector<std::shared_ptr<Kernel>> overdue;
+    std::vector<std::shared_ptr<Kernel>> again;
+    std::vector<std::shared_ptr<Kernel>> stuck;
     std::vector<std::shared_ptr<Kernel>> idle;
     for (auto& [id, kernel] : kernels_) {
       std::lock_guard kernel_lock(kernel->mutex);
       if (kernel->running && kernel->deadline && *kernel->deadline <= now) {
         kernel->deadline.reset();
         overdue.push_back(kernel);
+      } else if (kernel->running && kernel->last_interrupt &&
+                 now - *kernel->last_interrupt >= std::chrono::seconds(1)) {
+        if (kernel->interrupts_sent >= kInterruptsBeforeKill) {
+          kernel->last_interrupt.reset();
+          stuck.push_back(kernel);
+        } else {
+          kernel->last_interrupt = now;
+          kernel->interrupts_sent += 1;
+          again.push_back(kernel);
+        }
       } else if (!kernel->running && settings_.idle_timeout.count() > 0 &&
                  now - kernel->last_used >= settings_.idle_timeout) {
         idle.push_back(kernel);
@@ -384,6 +406,12 @@ void KernelPool::housekeep() {
     for (auto& kernel : idle) kernels_.erase(kernel->id);
     lock.unlock();
     for (auto& kernel : overdue) (void)interrupt(kernel, StopReason::kTimeout);
+    for (auto& kernel : again) (void)kernel->manager->interrupt();
+    for (auto& kernel : stuck) {
+      std::fprintf(stderr, "openai4s-mcp: kernel %s ignored %d interrupts: its worker is killed\n",
+                   kernel->id.c_str(), kInterruptsBeforeKill);
+      kernel->manager->kill_worker();
+    }
     for (auto& kernel : idle) {
       std::fprintf(stderr, "openai4s-mcp: kernel %s was idle for %llds: shut down\n",
                    kernel->id.c_str(), static_cast<long long>(settings_.idle_timeout.count()));

@@ -54,6 +54,11 @@ struct Kernel {
   std::mutex mutex;  // guards what follows
   std::shared_ptr<Execution> running;
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  // An interrupt asked for the running cell: SIGINT is sent again each
+  // second until it ends (one that lands before the cell's code runs, or
+  // while it is in C code, is lost), and the worker is killed at last.
+  std::optional<std::chrono::steady_clock::time_point> last_interrupt;
+  int interrupts_sent = 0;
   std::thread runner;  // the running (or last) cell's thread
   std::chrono::steady_clock::time_point last_used = std::chrono::steady_clock::now();
   std::string last_used_text;
