@@ -192,7 +192,43 @@ Reply McpServer::call_tool(const std::shared_ptr<Session>& session, const Incomi
       call.progress_token = *token;
     }
   }
-  return Reply::ok(tool->second(call));
+  Json result = tool->second(call);
+  audit_tool_call(session, tool->first, call.arguments, result);
+  return Reply::ok(std::move(result));
+}
+
+void McpServer::audit_tool_call(const std::shared_ptr<Session>& session, const std::string& tool,
+                                const Json& arguments, const Json& result) {
+  auto store = pool_.store();
+  std::unique_lock made_once(audit_mutex_);
+  std::string frame = session->audit_frame();
+  if (frame.empty()) {
+    store::NewFrame made;
+    made.kind = "turn";
+    made.name = "mcp connection: " + session->client_name();
+    auto created = store->new_frame(made);
+    if (!created) return;
+    frame = created.value();
+    session->set_audit_frame(frame);
+  }
+  made_once.unlock();
+  store::HostCallRecord record;
+  record.method = "mcp." + tool;
+  record.args = Json::array({arguments});
+  record.ok = !result.value("isError", false);
+  record.frame_id = frame;
+  Json outcome = Json::object();
+  if (auto structured = result.find("structuredContent"); structured != result.end()) {
+    for (const char* key : {"status", "execution_id", "kernel_id"}) {
+      if (structured->contains(key)) outcome[key] = (*structured)[key];
+    }
+  } else if (!record.ok) {
+    outcome["error"] = result["content"][0].value("text", "");
+  }
+  record.result = std::move(outcome);
+  if (auto logged = store->log_host_call(record); !logged) {
+    std::fprintf(stderr, "openai4s-mcp: audit: %s\n", logged.error().message.c_str());
+  }
 }
 
 Reply McpServer::read_resource(const Incoming& in) {

@@ -91,6 +91,10 @@ class McpServer {
   // Waits for `execution`, with progress notifications and cancellation.
   Json await_execution(ToolCall& call, const std::shared_ptr<Execution>& execution,
                        std::optional<double> wait_s, std::size_t max_output_chars);
+  // One frame per client connection; every tool call and its outcome is a
+  // row under it.
+  void audit_tool_call(const std::shared_ptr<Session>& session, const std::string& tool,
+                       const Json& arguments, const Json& result);
   host::Approver approver_for(const std::shared_ptr<Session>& session,
                               const std::string& kernel_id);
 
@@ -100,6 +104,7 @@ class McpServer {
   std::map<std::string, MethodEntry> methods_;
   std::map<std::string, Tool> tools_;
 
+  std::mutex audit_mutex_;  // one connection frame, made once
   std::mutex calls_mutex_;
   std::condition_variable calls_done_;
   std::size_t calls_running_ = 0;

@@ -172,3 +172,19 @@ std::string Session::client_name() {
 }
 
 }  // namespace o4s::mcp
+
+namespace o4s::mcp {
+
+std::string Session::audit_frame() {
+  if (parent_) return parent_->audit_frame();
+  std::lock_guard lock(mutex_);
+  return audit_frame_;
+}
+
+void Session::set_audit_frame(std::string frame_id) {
+  if (parent_) return parent_->set_audit_frame(std::move(frame_id));
+  std::lock_guard lock(mutex_);
+  audit_frame_ = std::move(frame_id);
+}
+
+}  // namespace o4s::mcp

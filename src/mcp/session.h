@@ -55,6 +55,9 @@ class Session {
   std::string protocol_version();
   bool client_can_elicit();
   std::string client_name();
+  // The connection's frame in the store's audit log ("" until made).
+  std::string audit_frame();
+  void set_audit_frame(std::string frame_id);
 
  private:
   Session& root() { return parent_ ? *parent_ : *this; }
@@ -75,6 +78,7 @@ class Session {
   std::string version_;
   Json client_capabilities_ = Json::object();
   Json client_info_ = Json::object();
+  std::string audit_frame_;
 };
 
 }  // namespace o4s::mcp
