@@ -1,7 +1,7 @@
 // Starting the real server (through `openai4s mcp`, as an agent's config
 // does) and connecting the official SDK client to it.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -120,3 +120,29 @@ export function rawServer(t, dir = dataDir(t)) {
     },
   };
 }
+
+// The server on Streamable HTTP (a free loopback port), and its token.
+export async function httpServer(t) {
+  const dir = dataDir(t);
+  const child = spawn(openai4s, serverArgs(dir, ['--http', '127.0.0.1:0']), {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  const port = await new Promise((resolve, reject) => {
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+      const match = stderr.match(/http:\/\/127\.0\.0\.1:(\d+)\/mcp/);
+      if (match) resolve(Number(match[1]));
+    });
+    child.on('exit', () => reject(new Error(`server exited: ${stderr}`)));
+  });
+  const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+  t.after(async () => {
+    child.kill('SIGTERM');
+    await exited;
+  });
+  const tokenFile = path.join(dir, 'mcp-token');
+  const token = readFileSync(tokenFile, 'utf8').trim();
+  return { url: new URL(`http://127.0.0.1:${port}/mcp`), token, tokenFile, port };
+}
+

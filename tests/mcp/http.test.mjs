@@ -3,37 +3,11 @@
 // and a client that hangs up mid-execute.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
-import { readFileSync, statSync } from 'node:fs';
-import path from 'node:path';
+import { statSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { call, dataDir, newKernel, openai4s, run, serverArgs, until } from './helpers.mjs';
-
-async function httpServer(t) {
-  const dir = dataDir(t);
-  const child = spawn(openai4s, serverArgs(dir, ['--http', '127.0.0.1:0']), {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  const port = await new Promise((resolve, reject) => {
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-      const match = stderr.match(/http:\/\/127\.0\.0\.1:(\d+)\/mcp/);
-      if (match) resolve(Number(match[1]));
-    });
-    child.on('exit', () => reject(new Error(`server exited: ${stderr}`)));
-  });
-  const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
-  t.after(async () => {
-    child.kill('SIGTERM');
-    await exited;
-  });
-  const tokenFile = path.join(dir, 'mcp-token');
-  const token = readFileSync(tokenFile, 'utf8').trim();
-  return { url: new URL(`http://127.0.0.1:${port}/mcp`), token, tokenFile, port };
-}
+import { call, httpServer, newKernel, run, until } from './helpers.mjs';
 
 async function httpClient(t, server, capabilities = {}) {
   const transport = new StreamableHTTPClientTransport(server.url, {
