@@ -27,7 +27,10 @@ Json tool_error(const std::string& message) {
 }
 
 McpServer::McpServer(KernelPool& pool, ServerInfo info)
-    : pool_(pool), info_(std::move(info)), resources_(pool.settings().data_dir) {
+    : pool_(pool),
+      info_(std::move(info)),
+      resources_(pool.settings().data_dir),
+      audit_(pool.store()) {
   register_methods();
   register_tools();
 }
@@ -226,9 +229,7 @@ void McpServer::audit_tool_call(const std::shared_ptr<Session>& session, const s
     outcome["error"] = result["content"][0].value("text", "");
   }
   record.result = std::move(outcome);
-  if (auto logged = store->log_host_call(record); !logged) {
-    std::fprintf(stderr, "openai4s-mcp: audit: %s\n", logged.error().message.c_str());
-  }
+  audit_.record(std::move(record));
 }
 
 Reply McpServer::read_resource(const Incoming& in) {

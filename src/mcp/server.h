@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "mcp/audit_log.h"
 #include "mcp/json_rpc.h"
 #include "mcp/kernel_pool.h"
 #include "mcp/resources.h"
@@ -101,6 +102,7 @@ class McpServer {
   KernelPool& pool_;
   ServerInfo info_;
   ResourceRegistry resources_;
+  AuditLog audit_;
   std::map<std::string, MethodEntry> methods_;
   std::map<std::string, Tool> tools_;
 
