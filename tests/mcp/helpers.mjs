@@ -11,10 +11,32 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const openai4s = path.join(repoRoot, '.venv', 'bin', 'openai4s');
 
+// Cleanups run last-registered first (node runs a test's after hooks in
+// registration order): a server is stopped before its data directory is
+// removed, and one cleanup that fails does not skip the others.
+const cleanups = new WeakMap();
+export function onCleanup(t, fn) {
+  if (!cleanups.has(t)) {
+    cleanups.set(t, []);
+    t.after(async () => {
+      const errors = [];
+      for (const cleanup of cleanups.get(t).reverse()) {
+        try {
+          await cleanup();
+        } catch (error) {
+          errors.push(error);
+        }
+      }
+      if (errors.length) throw errors[0];
+    });
+  }
+  cleanups.get(t).push(fn);
+}
+
 // A data directory of the test's own, removed when the test ends.
 export function dataDir(t) {
   const dir = mkdtempSync(path.join(tmpdir(), 'o4s-mcp-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  onCleanup(t, () => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }));
   return dir;
 }
 
@@ -37,9 +59,7 @@ export async function connect(t, { dir = dataDir(t), capabilities = {}, extra = 
   await client.connect(transport);
   // The SDK checks structuredContent against the outputSchema it listed.
   await client.listTools();
-  t.after(async () => {
-    await client.close();
-  });
+  onCleanup(t, () => client.close());
   return { client, transport, dir, stderr: () => stderr };
 }
 
@@ -102,7 +122,10 @@ export function rawServer(t, dir = dataDir(t)) {
     stderr += chunk;
   });
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  t.after(() => child.kill('SIGKILL'));
+  onCleanup(t, () => {
+    child.kill('SIGKILL');
+    return exited;
+  });
   return {
     child,
     exited,
@@ -137,7 +160,7 @@ export async function httpServer(t) {
     child.on('exit', () => reject(new Error(`server exited: ${stderr}`)));
   });
   const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
-  t.after(async () => {
+  onCleanup(t, async () => {
     child.kill('SIGTERM');
     await exited;
   });

@@ -7,7 +7,7 @@ import { request as httpRequest } from 'node:http';
 import { statSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { call, httpServer, newKernel, run, until } from './helpers.mjs';
+import { call, httpServer, newKernel, onCleanup, run, until } from './helpers.mjs';
 
 async function httpClient(t, server, capabilities = {}) {
   const transport = new StreamableHTTPClientTransport(server.url, {
@@ -16,7 +16,7 @@ async function httpClient(t, server, capabilities = {}) {
   const client = new Client({ name: 'openai4s-http-test', version: '1.0.0' }, { capabilities });
   await client.connect(transport);
   await client.listTools();
-  t.after(() => client.close());
+  onCleanup(t, () => client.close());
   return client;
 }
 

@@ -42,7 +42,7 @@ test('progress notifications carry the newest output line while a cell runs', as
     kernel,
     'import time\nfor i in range(7):\n    print("step", i, flush=True)\n    time.sleep(1)',
     {},
-    { onprogress: (p) => progress.push(p), timeout: 4000, resetTimeoutOnProgress: true },
+    { onprogress: (p) => progress.push(p), timeout: 5000, resetTimeoutOnProgress: true },
   );
   assert.equal(result.structuredContent.status, 'ok');
   assert.ok(progress.length >= 2, JSON.stringify(progress));
