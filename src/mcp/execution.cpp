@@ -103,6 +103,9 @@ void Execution::finish(const Result<Json>& response) {
   }
   if (out.status != "ok" && stop_ == StopReason::kTimeout) out.status = "timeout";
   if (out.status == "error" && stop_ == StopReason::kInterrupted) out.status = "interrupted";
+  // The response holds the output now; the live copy is not kept twice.
+  live_stdout_.clear();
+  live_stdout_.shrink_to_fit();
   if (out.usage.empty()) {
     double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
