@@ -303,7 +303,8 @@ std::shared_ptr<Execution> KernelPool::find_execution(const std::string& executi
 Result<std::shared_ptr<Execution>> KernelPool::start_execute(const std::shared_ptr<Kernel>& kernel,
                                                              const std::string& code,
                                                              std::optional<double> timeout_s,
-                                                             CellBindings bindings) {
+                                                             CellBindings bindings,
+                                                             bool on_this_thread) {
   std::lock_guard lock(kernel->mutex);
   if (kernel->closed) {
     return make_error(ErrorCode::kNotAlive, "kernel " + kernel->id + " was shut down");
@@ -330,24 +331,30 @@ Result<std::shared_ptr<Execution>> KernelPool::start_execute(const std::shared_p
                            std::chrono::duration<double>(*timeout_s));
   }
   remember(execution);
+  if (on_this_thread) return execution;
   kernel->runner = std::thread([kernel, execution, code, bindings = std::move(bindings)] {
-    std::weak_ptr<Execution> cell = execution;
-    kernel->hooks->set_cell(bindings.approver, [cell](const kernel::Json& saved) {
-      if (auto live = cell.lock()) live->add_artifact(saved);
-    });
-    auto result = kernel->manager->execute(code, "user", std::nullopt, execution.get(),
-                                           execution.get(), execution.get());
-    kernel->hooks->set_cell({}, {});
-    std::lock_guard done(kernel->mutex);
-    kernel->running.reset();
-    kernel->deadline.reset();
-    kernel->last_interrupt.reset();
-    kernel->interrupts_sent = 0;
-    kernel->last_used = std::chrono::steady_clock::now();
-    kernel->last_used_text = utc_now();
-    execution->finish(result);
+    run_cell(kernel, execution, code, bindings);
   });
   return execution;
+}
+
+void run_cell(const std::shared_ptr<Kernel>& kernel, const std::shared_ptr<Execution>& execution,
+              const std::string& code, const CellBindings& bindings) {
+  std::weak_ptr<Execution> cell = execution;
+  kernel->hooks->set_cell(bindings.approver, [cell](const kernel::Json& saved) {
+    if (auto live = cell.lock()) live->add_artifact(saved);
+  });
+  auto result = kernel->manager->execute(code, "user", std::nullopt, execution.get(),
+                                         execution.get(), execution.get());
+  kernel->hooks->set_cell({}, {});
+  std::lock_guard done(kernel->mutex);
+  kernel->running.reset();
+  kernel->deadline.reset();
+  kernel->last_interrupt.reset();
+  kernel->interrupts_sent = 0;
+  kernel->last_used = std::chrono::steady_clock::now();
+  kernel->last_used_text = utc_now();
+  execution->finish(result);
 }
 
 Status KernelPool::interrupt(const std::shared_ptr<Kernel>& kernel, StopReason reason) {

@@ -71,6 +71,10 @@ struct CellBindings {
   host::Approver approver;
 };
 
+// Runs a registered cell to its end on the calling thread.
+void run_cell(const std::shared_ptr<Kernel>& kernel, const std::shared_ptr<Execution>& execution,
+              const std::string& code, const CellBindings& bindings);
+
 class KernelPool {
  public:
   static Result<std::unique_ptr<KernelPool>> open(PoolSettings settings);
@@ -83,11 +87,14 @@ class KernelPool {
   Status restart(const std::string& kernel_id);
   Json list();
   // Starts a cell on its own thread; Busy (naming the running execution)
-  // when the kernel already runs one.
+  // when the kernel already runs one. With `on_this_thread` the cell is
+  // only registered: the caller runs it with run_cell (a caller that
+  // would just wait for it saves a thread and a hand-off per cell).
   Result<std::shared_ptr<Execution>> start_execute(const std::shared_ptr<Kernel>& kernel,
                                                    const std::string& code,
                                                    std::optional<double> timeout_s,
-                                                   CellBindings bindings);
+                                                   CellBindings bindings,
+                                                   bool on_this_thread = false);
   std::shared_ptr<Execution> find_execution(const std::string& execution_id);
   // SIGINT to the cell; it ends as "interrupted".
   Status interrupt(const std::shared_ptr<Kernel>& kernel, StopReason reason);

@@ -144,11 +144,14 @@ Json McpServer::execute(ToolCall& call) {
   if (call.arguments.contains("timeout_s")) timeout_s = call.arguments["timeout_s"].get<double>();
   auto max_chars = call.arguments.value("max_output_chars", 20000LL);
   CellBindings bindings{approver_for(call.session, id)};
-  auto started =
-      pool_.start_execute(kernel, call.arguments["code"], timeout_s, std::move(bindings));
+  bool wait = call.arguments.value("wait", true);
+  // Nothing to report while it runs: the cell runs on this thread.
+  bool here = wait && !call.progress_token;
+  const std::string& code = call.arguments["code"].get_ref<const std::string&>();
+  auto started = pool_.start_execute(kernel, code, timeout_s, bindings, here);
   if (!started) return tool_error("execute: " + started.error().message);
   auto execution = started.value();
-  if (!call.arguments.value("wait", true)) {
+  if (!wait) {
     return execution_tool_result(execution->snapshot(), static_cast<std::size_t>(max_chars),
                                  resources_);
   }
@@ -158,6 +161,7 @@ Json McpServer::execute(ToolCall& call) {
     auto live = weak.lock();
     if (live && !execution->finished()) (void)pool_.interrupt(live, StopReason::kInterrupted);
   });
+  if (here) run_cell(kernel, execution, code, bindings);
   Json result = await_execution(call, execution, std::nullopt, static_cast<std::size_t>(max_chars));
   call.session->forget_cancel(call.request_id);
   return result;
