@@ -166,6 +166,6 @@ export async function httpServer(t) {
   });
   const tokenFile = path.join(dir, 'mcp-token');
   const token = readFileSync(tokenFile, 'utf8').trim();
-  return { url: new URL(`http://127.0.0.1:${port}/mcp`), token, tokenFile, port };
+  return { url: new URL(`http://127.0.0.1:${port}/mcp`), token, tokenFile, port, pid: child.pid };
 }
 

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { call, httpServer, newKernel, onCleanup, run, until } from './helpers.mjs';
@@ -142,4 +142,34 @@ test('a client that hangs up mid-execute interrupts the cell; the kernel goes on
   );
   const after = await run(client, kernel, 'kept + 1');
   assert.equal(after.structuredContent.result, '2');
+});
+
+function rssKb(pid) {
+  return Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)[1]);
+}
+
+test('1,000 requests at once are answered or refused, and the server does not grow unbounded', async (t) => {
+  const server = await httpServer(t);
+  const auth = { Authorization: `Bearer ${server.token}` };
+  const init = await post(server, INIT, auth);
+  const session = init.headers.get('mcp-session-id');
+  const before = rssKb(server.pid);
+  const statuses = await Promise.all(
+    Array.from({ length: 1000 }, (_, i) =>
+      post(server, { jsonrpc: '2.0', id: i + 10, method: 'tools/list' }, { ...auth, 'Mcp-Session-Id': session })
+        .then(async (response) => {
+          await response.arrayBuffer();
+          return response.status;
+        })
+        .catch(() => 'reset'),
+    ),
+  );
+  const counts = {};
+  for (const status of statuses) counts[status] = (counts[status] ?? 0) + 1;
+  assert.ok(counts[200] > 0, JSON.stringify(counts));
+  for (const status of Object.keys(counts)) assert.ok(['200', '503', 'reset'].includes(status), JSON.stringify(counts));
+  const after = rssKb(server.pid);
+  assert.ok(after - before < 200 * 1024, `grew ${after - before} kB`);
+  const ping = await post(server, { jsonrpc: '2.0', id: 1, method: 'ping' }, { ...auth, 'Mcp-Session-Id': session });
+  assert.equal(ping.status, 200);
 });
