@@ -93,6 +93,19 @@ if [ "$part" = all ] && [ "$(cat "$browser_stamp" 2>/dev/null)" != "$(sha256sum 
   fi
 fi
 
+# The MCP SDK clients (npm) for tests/mcp, the same way.
+mcp_lock=tests/mcp/package-lock.json
+mcp_stamp=tests/mcp/node_modules/.openai4s-lock.sha256
+if [ "$part" = all ] && [ "$(cat "$mcp_stamp" 2>/dev/null)" != "$(sha256sum < "$mcp_lock")" ]; then
+  if command -v npm >/dev/null; then
+    echo "setup: installing tests/mcp (npm ci)"
+    npm ci --prefix tests/mcp --no-audit --no-fund --loglevel=error
+    sha256sum < "$mcp_lock" > "$mcp_stamp"
+  else
+    echo "setup: npm not found; the MCP client tests will be skipped"
+  fi
+fi
+
 # CI builds with -Werror (a new warning fails there); a user's build does not.
 werror=OFF
 [ "${CI:-}" = true ] && werror=ON

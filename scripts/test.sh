@@ -31,6 +31,14 @@ echo "== project Python tests"
 # CPU, so two at a time halve the wall time on a 2-core machine.
 $py -m pytest -p no:cacheprovider -q -n 2 tests/python || status=1
 
+# The MCP server through the official TypeScript SDK client (node --test).
+echo "== MCP server (node --test tests/mcp)"
+if [ -d tests/mcp/node_modules ]; then
+  node --test --test-concurrency=2 --test-timeout=300000 tests/mcp/*.test.mjs || status=1
+else
+  echo "tests/mcp/node_modules missing (npm not found at setup): skipped"
+fi
+
 echo "== acceptance ratchet (sandbox: default)"
 $py scripts/run_ratchet.py || status=1
 

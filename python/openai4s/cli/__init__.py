@@ -108,6 +108,9 @@ def build_parser():
     from openai4s.cli import jupyter
 
     jupyter.add_parser(commands)
+    from openai4s.cli import mcp
+
+    mcp.add_parser(commands)
     return parser
 
 
@@ -147,4 +150,8 @@ def main(argv=None):
         from openai4s.cli import jupyter
 
         return jupyter.run(args)
+    if args.command == "mcp":
+        from openai4s.cli import mcp
+
+        return mcp.run(args)
     raise AssertionError(f"unhandled command {args.command!r}")

@@ -1,0 +1,58 @@
+#include "mcp/audit_log.h"
+
+#include <cstdio>
+
+namespace o4s::mcp {
+
+namespace {
+
+constexpr std::size_t kQueueBound = 10000;
+
+}  // namespace
+
+AuditLog::AuditLog(std::shared_ptr<store::Store> store) : store_(std::move(store)) {
+  writer_ = std::thread([this] { drain(); });
+}
+
+AuditLog::~AuditLog() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  writer_.join();
+}
+
+void AuditLog::record(store::HostCallRecord row) {
+  {
+    std::lock_guard lock(mutex_);
+    if (queue_.size() >= kQueueBound) {
+      ++dropped_;
+      return;
+    }
+    queue_.push_back(std::move(row));
+  }
+  wake_.notify_one();
+}
+
+void AuditLog::drain() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) break;  // stopping, and everything written
+    store::HostCallRecord row = std::move(queue_.front());
+    queue_.pop_front();
+    std::size_t dropped = std::exchange(dropped_, 0);
+    lock.unlock();
+    if (dropped > 0) {
+      std::fprintf(stderr, "openai4s-mcp: audit: %zu rows dropped (the store is too slow)\n",
+                   dropped);
+    }
+    if (auto logged = store_->log_host_call(row); !logged) {
+      std::fprintf(stderr, "openai4s-mcp: audit: %s\n", logged.error().message.c_str());
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace o4s::mcp

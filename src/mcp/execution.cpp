@@ -1,0 +1,158 @@
+#include "mcp/execution.h"
+
+#include "jupyter/error_parts.h"
+#include "proto/frame_types.h"
+
+namespace o4s::mcp {
+
+namespace {
+
+// Live output kept while a cell runs (what get_execution shows so far);
+// the manager bounds what the final response holds.
+constexpr std::size_t kLiveOutputBytes = 8u << 20;
+// Displays kept per cell: the images go to the client, the rest is named.
+constexpr std::size_t kDisplaysKept = 64;
+
+std::string text_of(const Json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_array()) {
+    std::string joined;
+    for (const auto& part : value) {
+      if (part.is_string()) joined += part.get<std::string>();
+    }
+    return joined;
+  }
+  return {};
+}
+
+Json error_object(const std::string& text, bool interrupted) {
+  jupyter::ErrorParts parts = jupyter::split_error(text, interrupted);
+  return Json{{"ename", parts.ename}, {"evalue", parts.evalue}, {"traceback", parts.traceback}};
+}
+
+}  // namespace
+
+Execution::Execution(std::string id, std::string kernel_id, int execution_count)
+    : id_(std::move(id)), kernel_id_(std::move(kernel_id)), execution_count_(execution_count) {
+  outcome_.id = id_;
+  outcome_.kernel_id = kernel_id_;
+  outcome_.execution_count = execution_count_;
+  outcome_.status = "running";
+  outcome_.error = nullptr;
+}
+
+Status Execution::deliver(const std::string& text) {
+  std::lock_guard lock(mutex_);
+  if (live_stdout_.size() + text.size() <= kLiveOutputBytes) {
+    live_stdout_ += text;
+  } else {
+    live_dropped_ += text.size();
+  }
+  return {};
+}
+
+Status Execution::deliver(const Json& bundle) {
+  std::lock_guard lock(mutex_);
+  if (bundle.value("type", "") == proto::frame::kClearOutput) return {};
+  auto data = bundle.find("data");
+  if (data == bundle.end() || !data->is_object()) return {};
+  if (bundle.value("execute_result", false)) {
+    outcome_.result = text_of(data->value("text/plain", Json()));
+    return {};
+  }
+  if (outcome_.displays.size() < kDisplaysKept) outcome_.displays.push_back(*data);
+  return {};
+}
+
+kernel::InputAnswer Execution::ask(const std::string&, bool) {
+  kernel::InputAnswer answer;
+  answer.error = "input() has no channel through the MCP server: put the value in the code instead";
+  return answer;
+}
+
+void Execution::finish(const Result<Json>& response) {
+  std::lock_guard lock(mutex_);
+  finished_ = true;
+  ExecutionSnapshot& out = outcome_;
+  if (!response) {
+    out.stdout_text = live_stdout_;
+    out.status = "error";
+    std::string message = response.error().message +
+                          " (the kernel's worker is gone: call restart_kernel for a fresh one)";
+    out.error = Json{{"ename", "KernelWorkerDied"}, {"evalue", message}, {"traceback", {message}}};
+  } else {
+    const Json& r = response.value();
+    out.stdout_text = r.value("stdout", live_stdout_);
+    out.stderr_text = r.value("stderr", "");
+    if (auto files = r.find("files_read"); files != r.end() && files->is_array()) {
+      out.files_read = *files;
+    }
+    if (auto usage = r.find("usage"); usage != r.end() && usage->is_object()) {
+      out.usage = Json{{"wall_s", usage->value("wall_s", 0.0)},
+                       {"cpu_s", usage->value("cpu_s", 0.0)},
+                       {"peak_rss_bytes", usage->value("peak_rss_kb", 0LL) * 1024}};
+    }
+    bool interrupted = r.value("interrupted", false);
+    auto error = r.find("error");
+    if (error != r.end() && error->is_string()) {
+      out.error = error_object(error->get<std::string>(), interrupted);
+      out.status = interrupted ? "interrupted" : "error";
+    } else {
+      out.status = interrupted ? "interrupted" : "ok";
+    }
+  }
+  if (out.status != "ok" && stop_ == StopReason::kTimeout) out.status = "timeout";
+  if (out.status == "error" && stop_ == StopReason::kInterrupted) out.status = "interrupted";
+  // The response holds the output now; the live copy is not kept twice.
+  live_stdout_.clear();
+  live_stdout_.shrink_to_fit();
+  if (out.usage.empty()) {
+    double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    out.usage = Json{{"wall_s", wall}, {"cpu_s", 0.0}, {"peak_rss_bytes", 0}};
+  }
+  done_.notify_all();
+}
+
+void Execution::mark_stop(StopReason reason) {
+  std::lock_guard lock(mutex_);
+  if (!finished_ && stop_ == StopReason::kNone) stop_ = reason;
+}
+
+void Execution::add_artifact(Json artifact) {
+  std::lock_guard lock(mutex_);
+  if (outcome_.artifacts.size() < kDisplaysKept) outcome_.artifacts.push_back(std::move(artifact));
+}
+
+bool Execution::wait_for(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  return done_.wait_for(lock, timeout, [this] { return finished_; });
+}
+
+bool Execution::finished() {
+  std::lock_guard lock(mutex_);
+  return finished_;
+}
+
+std::string Execution::last_line() {
+  std::lock_guard lock(mutex_);
+  std::string_view text = live_stdout_;
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
+  std::size_t start = text.rfind('\n');
+  std::string_view line = start == std::string_view::npos ? text : text.substr(start + 1);
+  return std::string(line.substr(0, 200));
+}
+
+ExecutionSnapshot Execution::snapshot() {
+  std::lock_guard lock(mutex_);
+  ExecutionSnapshot copy = outcome_;
+  if (!finished_) {
+    copy.stdout_text = live_stdout_;
+    double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    copy.usage = Json{{"wall_s", wall}, {"cpu_s", 0.0}, {"peak_rss_bytes", 0}};
+  }
+  return copy;
+}
+
+}  // namespace o4s::mcp

@@ -1,0 +1,172 @@
+#include "mcp/execution_result.h"
+
+#include "base/utf8.h"
+#include "mcp/base64.h"
+
+namespace o4s::mcp {
+
+namespace {
+
+constexpr std::size_t kMaxImages = 8;
+constexpr std::size_t kMaxImageBytes = 1u << 20;
+
+std::string text_of(const Json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_array()) {
+    std::string joined;
+    for (const auto& part : value) {
+      if (part.is_string()) joined += part.get<std::string>();
+    }
+    return joined;
+  }
+  return {};
+}
+
+// The code-point suffix of `text` holding `count` code points.
+std::string_view tail_chars(std::string_view text, std::size_t count) {
+  std::size_t seen = 0;
+  std::size_t i = text.size();
+  while (i > 0 && seen < count) {
+    --i;
+    if (!utf8::is_continuation(text[i])) ++seen;
+  }
+  return text.substr(i);
+}
+
+struct Images {
+  Json blocks = Json::array();
+  Json summaries = Json::array();
+  std::size_t dropped = 0;
+};
+
+Images collect_images(const std::vector<Json>& displays) {
+  Images images;
+  for (std::size_t i = 0; i < displays.size(); ++i) {
+    const Json& data = displays[i];
+    Json summary{{"index", i}, {"mime_types", Json::array()}};
+    for (const auto& [mime, value] : data.items()) summary["mime_types"].push_back(mime);
+    if (data.contains("text/plain")) summary["text"] = text_of(data["text/plain"]).substr(0, 200);
+    for (const char* mime : {"image/png", "image/jpeg"}) {
+      auto it = data.find(mime);
+      if (it == data.end()) continue;
+      std::string encoded = text_of(*it);
+      // Jupyter's base64 may carry line breaks; MCP's data is one string.
+      std::erase_if(encoded, [](char c) { return c == '\n' || c == '\r'; });
+      if (images.blocks.size() < kMaxImages && base64_decoded_size(encoded) <= kMaxImageBytes) {
+        images.blocks.push_back(Json{{"type", "image"}, {"data", encoded}, {"mimeType", mime}});
+        summary["image"] = true;
+      } else {
+        ++images.dropped;
+      }
+      break;
+    }
+    images.summaries.push_back(std::move(summary));
+  }
+  return images;
+}
+
+}  // namespace
+
+std::string head_and_tail(const std::string& text, std::size_t max_chars, const std::string& where,
+                          std::size_t& cut) {
+  cut = 0;
+  std::size_t length = utf8::length(text);
+  if (length <= max_chars) return text;
+  std::size_t head = max_chars / 2;
+  std::size_t tail = max_chars - head;
+  cut = length - head - tail;
+  std::string out(utf8::prefix(text, head));
+  out += "\n[... " + std::to_string(cut) + " characters cut here";
+  out += where.empty() ? std::string(" ...]\n") : "; the whole output is at " + where + " ...]\n";
+  out += tail_chars(text, tail);
+  return out;
+}
+
+Json execution_tool_result(const ExecutionSnapshot& snap, std::size_t max_output_chars,
+                           ResourceRegistry& resources) {
+  Json content = Json::array();
+  Json links = Json::array();
+  auto cut_stream = [&](const std::string& stream, const std::string& text, std::size_t& cut) {
+    if (utf8::length(text) <= max_output_chars) return text;
+    // The whole is kept only once the cell is over (a running cell's
+    // output still grows; get_execution shows it later).
+    std::string uri = snap.status == "running"
+                          ? std::string()
+                          : resources.spill_output(snap.kernel_id, snap.id, stream, text);
+    if (!uri.empty()) {
+      links.push_back(Json{{"type", "resource_link"},
+                           {"uri", uri},
+                           {"name", snap.id + "-" + stream + ".txt"},
+                           {"mimeType", "text/plain"},
+                           {"description", "the whole " + stream + " of the cell"}});
+    }
+    return head_and_tail(text, max_output_chars, uri, cut);
+  };
+  std::size_t stdout_cut = 0;
+  std::size_t stderr_cut = 0;
+  std::string out = cut_stream("stdout", snap.stdout_text, stdout_cut);
+  std::string err = cut_stream("stderr", snap.stderr_text, stderr_cut);
+
+  std::string text = out;
+  auto section = [&text](const std::string& body) {
+    if (body.empty()) return;
+    if (!text.empty() && text.back() != '\n') text += '\n';
+    text += body;
+  };
+  section(err);
+  if (!snap.result.empty()) section(snap.result);
+  if (snap.error.is_object()) {
+    std::string traceback;
+    for (const auto& line : snap.error["traceback"]) traceback += line.get<std::string>() + "\n";
+    section(traceback);
+  }
+  Images images = collect_images(snap.displays);
+  if (images.dropped > 0) {
+    section("[" + std::to_string(images.dropped) +
+            " more image(s) not shown: at most 8 images of at most 1 MB each per result; save "
+            "them with host.save_artifact to fetch them]");
+  }
+  if (snap.status == "running") {
+    section("[execution " + snap.id + " is still running; get_execution gives its output so far]");
+  } else if (snap.status == "timeout") {
+    section("[the cell ran past its timeout_s and was interrupted; the kernel's variables remain]");
+  }
+  if (text.empty()) text = snap.status == "ok" ? "[no output]" : "[" + snap.status + "]";
+  content.push_back(Json{{"type", "text"}, {"text", text}});
+  for (auto& block : images.blocks) content.push_back(std::move(block));
+  for (auto& link : links) content.push_back(std::move(link));
+  for (const auto& artifact : snap.artifacts) {
+    std::string filename = artifact.value("filename", std::string("artifact"));
+    std::string uri = resources.add_artifact(snap.kernel_id, artifact.value("version_id", ""),
+                                             filename, artifact.value("path", ""));
+    content.push_back(Json{{"type", "resource_link"},
+                           {"uri", uri},
+                           {"name", filename},
+                           {"mimeType", mime_type_for(filename)},
+                           {"description", "an artifact the cell saved"}});
+  }
+
+  Json artifacts = Json::array();
+  for (const auto& artifact : snap.artifacts) {
+    artifacts.push_back(Json{{"filename", artifact.value("filename", std::string("artifact"))},
+                             {"artifact_id", artifact.value("artifact_id", "")},
+                             {"version_id", artifact.value("version_id", "")}});
+  }
+  Json structured{{"status", snap.status},
+                  {"execution_id", snap.id},
+                  {"kernel_id", snap.kernel_id},
+                  {"execution_count", snap.execution_count},
+                  {"stdout", out},
+                  {"stderr", err},
+                  {"result", snap.result.empty() ? Json(nullptr) : Json(snap.result)},
+                  {"error", snap.error},
+                  {"truncated", {{"stdout_chars", stdout_cut}, {"stderr_chars", stderr_cut}}},
+                  {"displays", images.summaries},
+                  {"files_read", snap.files_read},
+                  {"artifacts", artifacts},
+                  {"usage", snap.usage}};
+  // The error is the cell's, not the tool's: the call itself succeeded.
+  return Json{{"content", std::move(content)}, {"structuredContent", std::move(structured)}};
+}
+
+}  // namespace o4s::mcp

@@ -1,0 +1,394 @@
+#include "mcp/http_transport.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <condition_variable>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "base/file_io.h"
+#include "base/random_id.h"
+#include "base/unique_fd.h"
+
+namespace o4s::mcp {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+constexpr std::size_t kHeaderLimit = 64u << 10;
+
+// Boost 1.74's Beast has its own string_view.
+std::string_view view(beast::string_view text) { return {text.data(), text.size()}; }
+
+// Compares without an early exit: the time taken says nothing of where
+// the first wrong character is.
+bool same_secret(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ b[i % (b.empty() ? 1 : b.size())]);
+  }
+  return diff == 0 && !b.empty();
+}
+
+// Origins a browser on this machine's own pages sends: any port of
+// localhost / 127.0.0.1 / [::1].
+bool loopback_origin(std::string_view origin) {
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (origin.substr(0, scheme.size()) != scheme) continue;
+    std::string_view rest = origin.substr(scheme.size());
+    for (std::string_view host : {"localhost", "127.0.0.1", "[::1]"}) {
+      if (rest.substr(0, host.size()) != host) continue;
+      std::string_view tail = rest.substr(host.size());
+      if (tail.empty()) return true;
+      if (tail[0] != ':' || tail.size() == 1) continue;
+      bool digits = true;
+      for (char c : tail.substr(1)) digits = digits && c >= '0' && c <= '9';
+      if (digits) return true;
+    }
+  }
+  return false;
+}
+
+class HttpFrontend {
+ public:
+  HttpFrontend(McpServer& server, HttpSettings settings)
+      : server_(server), settings_(std::move(settings)) {}
+
+  void serve_connection(tcp::socket socket);
+  bool admit() {
+    std::lock_guard lock(mutex_);
+    if (connections_ >= settings_.max_connections) return false;
+    ++connections_;
+    return true;
+  }
+  void release() {
+    std::lock_guard lock(mutex_);
+    --connections_;
+  }
+  const HttpSettings& settings() const { return settings_; }
+
+ private:
+  using Request = http::request<http::string_body>;
+  // false: the connection is to be closed.
+  bool handle(tcp::socket& socket, Request& request);
+  bool handle_post(tcp::socket& socket, Request& request);
+  bool reply(tcp::socket& socket, const Request& request, http::status status,
+             const std::string& body, const std::string& content_type = "application/json",
+             const std::string& session_id = "");
+  bool stream(tcp::socket& socket, const std::shared_ptr<Session>& parent, Json message,
+              const std::string& session_id);
+  std::shared_ptr<Session> find_session(const std::string& id);
+
+  McpServer& server_;
+  const HttpSettings settings_;
+  std::mutex mutex_;
+  std::size_t connections_ = 0;
+  std::map<std::string, std::shared_ptr<Session>> sessions_;
+};
+
+std::string rpc_error_body(int code, const std::string& message) {
+  return error_response(nullptr, code, message).dump();
+}
+
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;  // EAGAIN here is the send timeout: a client not reading
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+bool HttpFrontend::reply(tcp::socket& socket, const Request& request, http::status status,
+                         const std::string& body, const std::string& content_type,
+                         const std::string& session_id) {
+  http::response<http::string_body> response{status, request.version()};
+  response.set(http::field::server, "openai4s-mcp");
+  if (!body.empty()) response.set(http::field::content_type, content_type);
+  if (!session_id.empty()) response.set("Mcp-Session-Id", session_id);
+  if (status == http::status::unauthorized) {
+    response.set(http::field::www_authenticate, "Bearer realm=\"openai4s-mcp\"");
+  }
+  if (status == http::status::method_not_allowed) response.set(http::field::allow, "POST, DELETE");
+  response.keep_alive(request.keep_alive() && static_cast<unsigned>(status) < 400);
+  response.body() = body;
+  response.prepare_payload();
+  beast::error_code ec;
+  http::write(socket, response, ec);
+  return !ec && response.keep_alive();
+}
+
+std::shared_ptr<Session> HttpFrontend::find_session(const std::string& id) {
+  std::lock_guard lock(mutex_);
+  auto it = sessions_.find(id);
+  return it == sessions_.end() ? nullptr : it->second;
+}
+
+void HttpFrontend::serve_connection(tcp::socket socket) {
+  // A client that stops reading cannot hold a writer forever.
+  timeval timeout{settings_.send_timeout_s, 0};
+  ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  beast::flat_buffer buffer(kHeaderLimit + 8192);
+  for (;;) {
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(kHeaderLimit));
+    parser.body_limit(settings_.max_body_bytes);
+    beast::error_code ec;
+    http::read(socket, buffer, parser, ec);
+    if (ec == http::error::body_limit) {
+      // Refused from its Content-Length (or once past the bound), never
+      // read whole; the connection is closed after.
+      Request head;
+      head.version(11);
+      reply(socket, head, http::status::payload_too_large,
+            rpc_error_body(rpc_error::kInvalidRequest, "the body is over 16 MiB"));
+      break;
+    }
+    if (ec) break;
+    Request request = parser.release();
+    if (!handle(socket, request)) break;
+  }
+  beast::error_code ignored;
+  socket.shutdown(tcp::socket::shutdown_both, ignored);
+}
+
+bool HttpFrontend::handle(tcp::socket& socket, Request& request) {
+  std::string_view target = view(request.target());
+  if (target.substr(0, target.find('?')) != "/mcp") {
+    return reply(socket, request, http::status::not_found, "");
+  }
+  auto origin = request.find(http::field::origin);
+  if (origin != request.end()) {
+    std::string_view value = view(origin->value());
+    bool allowed = loopback_origin(value);
+    for (const auto& listed : settings_.allowed_origins) allowed = allowed || value == listed;
+    if (!allowed) {
+      return reply(socket, request, http::status::forbidden,
+                   rpc_error_body(rpc_error::kInvalidRequest, "Forbidden: foreign Origin"));
+    }
+  }
+  auto auth = request.find(http::field::authorization);
+  std::string_view presented = auth == request.end() ? std::string_view() : view(auth->value());
+  constexpr std::string_view kBearer = "Bearer ";
+  if (presented.substr(0, kBearer.size()) != kBearer ||
+      !same_secret(presented.substr(kBearer.size()), settings_.token)) {
+    return reply(
+        socket, request, http::status::unauthorized,
+        rpc_error_body(rpc_error::kInvalidRequest,
+                       "Unauthorized: send Authorization: Bearer <token from --token-file>"));
+  }
+  if (request.method() == http::verb::post) return handle_post(socket, request);
+  if (request.method() == http::verb::delete_) {
+    std::string id(request["Mcp-Session-Id"]);
+    std::shared_ptr<Session> session;
+    {
+      std::lock_guard lock(mutex_);
+      auto it = sessions_.find(id);
+      if (it != sessions_.end()) {
+        session = it->second;
+        sessions_.erase(it);
+      }
+    }
+    if (!session) return reply(socket, request, http::status::not_found, "");
+    session->close();
+    return reply(socket, request, http::status::ok, "");
+  }
+  // No server-initiated stream (GET): everything rides on a POST's answer.
+  return reply(socket, request, http::status::method_not_allowed, "");
+}
+
+bool HttpFrontend::handle_post(tcp::socket& socket, Request& request) {
+  Json message = Json::parse(request.body(), nullptr, false);
+  if (message.is_discarded()) {
+    return reply(socket, request, http::status::bad_request,
+                 rpc_error_body(rpc_error::kParseError, "Parse error: not valid JSON"));
+  }
+  bool initializing = message.is_object() && message.value("method", "") == "initialize";
+  std::string session_id(request["Mcp-Session-Id"]);
+  std::shared_ptr<Session> parent;
+  if (initializing) {
+    std::lock_guard lock(mutex_);
+    if (sessions_.size() >= settings_.max_sessions) {
+      return reply(socket, request, http::status::service_unavailable,
+                   rpc_error_body(rpc_error::kInternalError, "too many sessions"));
+    }
+    session_id = random_hex(16);
+    // The root holds the protocol state; every message goes out through
+    // a request's own channel.
+    parent = std::make_shared<Session>([](const std::string&) { return false; });
+    sessions_[session_id] = parent;
+  } else {
+    if (session_id.empty()) {
+      return reply(socket, request, http::status::bad_request,
+                   rpc_error_body(rpc_error::kInvalidRequest,
+                                  "Bad Request: Mcp-Session-Id header is required"));
+    }
+    parent = find_session(session_id);
+    if (!parent) {
+      return reply(socket, request, http::status::not_found,
+                   rpc_error_body(rpc_error::kInvalidRequest, "Session not found"));
+    }
+  }
+  bool is_request = message.is_object() && message.contains("method") && message.contains("id");
+  if (is_request && message.value("method", "") == "tools/call") {
+    return stream(socket, parent, std::move(message), session_id);
+  }
+  std::string answer;
+  auto channel = std::make_shared<Session>(
+      [&answer](const std::string& text) {
+        if (answer.empty()) answer = text;
+        return true;
+      },
+      parent);
+  server_.handle(channel, std::move(message));
+  if (answer.empty()) return reply(socket, request, http::status::accepted, "", "", session_id);
+  return reply(socket, request, http::status::ok, answer, "application/json", session_id);
+}
+
+// One tools/call: its messages as server-sent events, the stream closed
+// after the final answer. A client that closes the stream cancels the call.
+bool HttpFrontend::stream(tcp::socket& socket, const std::shared_ptr<Session>& parent, Json message,
+                          const std::string& session_id) {
+  const int fd = socket.native_handle();
+  std::string head =
+      "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+      "Connection: close\r\nMcp-Session-Id: " +
+      session_id + "\r\n\r\n";
+  if (!write_all(fd, head)) return false;
+  struct Done {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool answered = false;
+    bool broken = false;
+  };
+  auto done = std::make_shared<Done>();
+  const Json id = message["id"];
+  auto channel = std::make_shared<Session>(
+      [fd, done, id](const std::string& text) {
+        bool final = false;
+        Json parsed = Json::parse(text, nullptr, false);
+        if (parsed.is_object() && !parsed.contains("method") && parsed.value("id", Json()) == id) {
+          final = true;
+        }
+        bool ok = write_all(fd, "event: message\ndata: " + text + "\n\n");
+        std::lock_guard lock(done->mutex);
+        if (!ok) done->broken = true;
+        if (final) done->answered = true;
+        if (!ok || final) done->cv.notify_all();
+        return ok;
+      },
+      parent);
+  server_.handle(channel, std::move(message));
+  std::unique_lock lock(done->mutex);
+  while (!done->answered && !done->broken) {
+    if (done->cv.wait_for(lock, std::chrono::milliseconds(200),
+                          [&] { return done->answered || done->broken; })) {
+      break;
+    }
+    // The client hung up (or sent more than it should): the call is
+    // cancelled, its cell interrupted.
+    pollfd watch{fd, POLLRDHUP, 0};
+    if (::poll(&watch, 1, 0) > 0) {
+      done->broken = true;
+      break;
+    }
+  }
+  lock.unlock();
+  channel->close();
+  return false;
+}
+
+}  // namespace
+
+bool is_loopback_host(const std::string& host) {
+  return host == "127.0.0.1" || host == "::1" || host == "localhost" || host == "[::1]";
+}
+
+Result<std::string> load_or_create_token(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (fd) {
+    std::string token = random_hex(32);
+    std::string line = token + "\n";
+    if (::write(fd.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+      return system_error("write " + path, errno);
+    }
+    std::fprintf(stderr, "openai4s-mcp: a new bearer token is in %s\n", path.c_str());
+    return token;
+  }
+  if (errno != EEXIST) return system_error("create " + path, errno);
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0) return system_error("stat " + path, errno);
+  if (!S_ISREG(info.st_mode) || (info.st_mode & 077) != 0) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "the token file " + path +
+                          " must be a regular file only its owner can read "
+                          "(chmod 600)");
+  }
+  auto text = read_file(path);
+  if (!text) return std::move(text).error();
+  std::string token = text.value();
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
+    token.pop_back();
+  }
+  if (token.size() < 16) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "the token in " + path + " is shorter than 16 characters");
+  }
+  return token;
+}
+
+Status serve_http(McpServer& server, const HttpSettings& settings) {
+  asio::io_context context;
+  beast::error_code ec;
+  std::string host = settings.host == "localhost" ? "127.0.0.1" : settings.host;
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  auto address = asio::ip::make_address(host, ec);
+  if (ec) return make_error(ErrorCode::kInvalidArgument, "not an IP address: " + settings.host);
+  tcp::acceptor acceptor(context);
+  tcp::endpoint endpoint(address, settings.port);
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return make_error(ErrorCode::kSystem, "cannot listen on " + settings.host + ":" +
+                                              std::to_string(settings.port) + ": " + ec.message());
+  }
+  std::fprintf(stderr, "openai4s-mcp: serving Streamable HTTP at http://%s:%u/mcp\n",
+               settings.host.c_str(), static_cast<unsigned>(acceptor.local_endpoint().port()));
+  auto frontend = std::make_shared<HttpFrontend>(server, settings);
+  for (;;) {
+    tcp::socket socket(context);
+    acceptor.accept(socket, ec);
+    if (ec) continue;
+    if (!frontend->admit()) {
+      // Over the connection bound: refused at once, never queued.
+      static const char kBusy[] =
+          "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+      (void)write_all(socket.native_handle(), kBusy);
+      continue;
+    }
+    std::thread([frontend, s = std::move(socket)]() mutable {
+      frontend->serve_connection(std::move(s));
+      frontend->release();
+    }).detach();
+  }
+}
+
+}  // namespace o4s::mcp

@@ -1,0 +1,445 @@
+#include "mcp/kernel_pool.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+
+#include "base/paths.h"
+#include "base/random_id.h"
+#include "sandbox/kernel_sandbox.h"
+
+namespace o4s::mcp {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// How often deadlines and idle kernels are looked at.
+constexpr auto kHousekeepingTick = std::chrono::milliseconds(250);
+// A cell that ignores this many interrupts, a second apart, has its
+// worker killed (the kernel is then dead: restart_kernel).
+constexpr int kInterruptsBeforeKill = 20;
+// Executions kept for get_execution after they finished.
+constexpr std::size_t kExecutionsKept = 256;
+
+std::string utc_now() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+}  // namespace
+
+Kernel::~Kernel() {
+  // The pool joins a cell's thread when it closes the kernel; a thread that
+  // still holds the last reference is that cell's own, ending now.
+  if (runner.joinable()) {
+    if (runner.get_id() == std::this_thread::get_id()) {
+      runner.detach();
+    } else {
+      runner.join();
+    }
+  }
+}
+
+Result<std::unique_ptr<KernelPool>> KernelPool::open(PoolSettings settings) {
+  auto sandbox_settings = sandbox::settings_from_environment(kernel::current_process_environment(),
+                                                             sandbox::physical_memory_bytes());
+  if (!sandbox_settings) return std::move(sandbox_settings).error();
+  std::error_code ec;
+  fs::create_directories(fs::path(settings.data_dir) / "artifacts", ec);
+  fs::create_directories(fs::path(settings.data_dir) / "agent-workspaces", ec);
+  auto store = store::Store::open(settings.data_dir + "/openai4s.db");
+  if (!store) return std::move(store).error();
+  if (auto seeded = store.value()->seed_default_permission_rules(); !seeded) {
+    return std::move(seeded).error();
+  }
+  return std::unique_ptr<KernelPool>(
+      new KernelPool(std::move(settings), std::move(sandbox_settings.value()), store.value()));
+}
+
+KernelPool::KernelPool(PoolSettings settings, sandbox::SandboxSettings sandbox,
+                       std::shared_ptr<store::Store> store)
+    : settings_(std::move(settings)),
+      sandbox_settings_(std::move(sandbox)),
+      store_(std::move(store)) {
+  housekeeper_ = std::thread([this] { housekeep(); });
+}
+
+KernelPool::~KernelPool() { shutdown_all(); }
+
+Result<std::string> KernelPool::choose_workspace(const std::string& kernel_id,
+                                                 const std::optional<std::string>& requested) {
+  if (!requested) {
+    std::string path = settings_.data_dir + "/agent-workspaces/mcp-" + kernel_id;
+    if (::mkdir(path.c_str(), 0700) != 0) return system_error("mkdir: " + path, errno);
+    return path;
+  }
+  auto root = real_path(settings_.workspace_root);
+  if (!root) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "the server's --workspace-root does not exist: " + settings_.workspace_root);
+  }
+  std::string wanted = *requested;
+  if (!wanted.empty() && wanted[0] != '/') wanted = root.value() + "/" + wanted;
+  auto real = real_path(wanted);
+  if (!real || !fs::is_directory(real.value())) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "workspace is not an existing directory: " + *requested);
+  }
+  if (!path_contains(root.value(), real.value())) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "workspace " + real.value() + " is not under the server's --workspace-root " +
+                          root.value());
+  }
+  auto data = real_path(settings_.data_dir);
+  if (data && path_contains(real.value(), data.value())) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "workspace " + real.value() +
+                          " contains the server's data directory (its store and audit log)");
+  }
+  return real.value();
+}
+
+Result<std::shared_ptr<Kernel>> KernelPool::create(const std::string& language,
+                                                   const std::optional<std::string>& workspace) {
+  if (language != "python" && language != "r") {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "language must be \"python\" or \"r\", not \"" + language + "\"");
+  }
+  if (language == "r" && settings_.r_worker_argv.empty()) {
+    return make_error(ErrorCode::kUnsupported,
+                      "this server has no R: install R (Rscript on PATH) and start it again");
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return make_error(ErrorCode::kNotAlive, "the server is shutting down");
+    if (kernels_.size() + starting_ >= settings_.max_kernels) {
+      return make_error(ErrorCode::kBusy,
+                        "the server already runs " + std::to_string(settings_.max_kernels) +
+                            " kernels (--max-kernels): shut one down with shutdown_kernel");
+    }
+    ++starting_;
+  }
+  auto release = [this] {
+    std::lock_guard lock(mutex_);
+    --starting_;
+  };
+  auto kernel = std::make_shared<Kernel>();
+  kernel->id = uuid4();
+  kernel->language = language;
+  kernel->created = utc_now();
+  kernel->last_used_text = kernel->created;
+  auto chosen = choose_workspace(kernel->id, workspace);
+  if (!chosen) {
+    release();
+    return std::move(chosen).error();
+  }
+  kernel->workspace = chosen.value();
+
+  store::NewFrame frame;
+  frame.kind = "turn";
+  frame.name = "mcp kernel " + kernel->id;
+  auto frame_id = store_->new_frame(frame);
+  if (!frame_id) {
+    release();
+    return std::move(frame_id).error();
+  }
+  kernel->frame_id = frame_id.value();
+
+  host::DispatcherConfig config;
+  config.store = store_;
+  config.workspace = kernel->workspace;
+  config.data_dir = settings_.data_dir;
+  config.artifacts_dir = settings_.data_dir + "/artifacts";
+  auto dispatcher = std::make_shared<host::HostDispatcher>(std::move(config));
+
+  kernel::KernelOptions options;
+  options.cwd = kernel->workspace;
+  options.python = settings_.python;
+  options.worker_script = settings_.repo_root + "/openai4s/kernel/worker.py";
+  options.repo_root = settings_.repo_root;
+  options.hidden_paths = {settings_.data_dir};
+  if (language == "r") {
+    // R prints a visible value itself; its output comes through host fifos.
+    options.mode = "r";
+    options.argv = settings_.r_worker_argv;
+    options.capture_sinks = true;
+  } else {
+    options.last_value_as_result = true;
+  }
+  options.sandbox = std::make_shared<sandbox::KernelSandbox>(sandbox_settings_);
+  kernel->hooks = std::make_shared<McpKernelHooks>(dispatcher, settings_.host, kernel->frame_id);
+  kernel->manager =
+      std::make_unique<kernel::KernelManager>(std::move(options), kernel->hooks, nullptr);
+  Status started = kernel->manager->start(settings_.init_timeout_s);
+  std::lock_guard lock(mutex_);
+  --starting_;
+  if (!started) {
+    kernel->manager->shutdown();
+    return std::move(started).error();
+  }
+  if (stopping_) {
+    kernel->manager->shutdown();
+    return make_error(ErrorCode::kNotAlive, "the server is shutting down");
+  }
+  kernels_[kernel->id] = kernel;
+  return kernel;
+}
+
+std::shared_ptr<Kernel> KernelPool::find(const std::string& kernel_id) {
+  std::lock_guard lock(mutex_);
+  auto it = kernels_.find(kernel_id);
+  return it == kernels_.end() ? nullptr : it->second;
+}
+
+void KernelPool::close_kernel(const std::shared_ptr<Kernel>& kernel) {
+  {
+    std::lock_guard lock(kernel->mutex);
+    kernel->closed = true;
+  }
+  // Closing the transport ends a running cell (end of stream), which lets
+  // its thread finish; the join is outside the kernel's lock, which that
+  // thread takes last.
+  kernel->manager->shutdown();
+  if (kernel->runner.joinable()) kernel->runner.join();
+}
+
+Status KernelPool::shutdown(const std::string& kernel_id) {
+  std::shared_ptr<Kernel> kernel;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = kernels_.find(kernel_id);
+    if (it == kernels_.end()) {
+      return make_error(ErrorCode::kInvalidArgument, "no kernel with kernel_id " + kernel_id);
+    }
+    kernel = it->second;
+    kernels_.erase(it);
+  }
+  close_kernel(kernel);
+  return {};
+}
+
+Status KernelPool::restart(const std::string& kernel_id) {
+  auto kernel = find(kernel_id);
+  if (!kernel)
+    return make_error(ErrorCode::kInvalidArgument, "no kernel with kernel_id " + kernel_id);
+  // The manager closes the old worker first: a running cell ends (its
+  // execution says the worker is gone) and frees the transaction.
+  Status restarted = kernel->manager->restart(settings_.init_timeout_s);
+  std::lock_guard lock(kernel->mutex);
+  kernel->last_used = std::chrono::steady_clock::now();
+  kernel->last_used_text = utc_now();
+  return restarted;
+}
+
+std::string KernelPool::state_of(Kernel& kernel) {
+  {
+    std::lock_guard lock(kernel.mutex);
+    if (kernel.closed) return "dead";
+    if (kernel.running) return "busy";
+  }
+  return kernel.manager->is_alive() ? "idle" : "dead";
+}
+
+Json KernelPool::list() {
+  std::vector<std::shared_ptr<Kernel>> kernels;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [id, kernel] : kernels_) kernels.push_back(kernel);
+  }
+  Json out = Json::array();
+  for (auto& kernel : kernels) {
+    Json row{{"kernel_id", kernel->id},
+             {"language", kernel->language},
+             {"state", state_of(*kernel)},
+             {"created", kernel->created},
+             {"workspace", kernel->workspace}};
+    std::lock_guard lock(kernel->mutex);
+    row["last_used"] = kernel->last_used_text;
+    row["cells_run"] = kernel->cells_run;
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+Json KernelPool::sandbox_description(const Kernel& kernel) const {
+  const auto& box = kernel.manager->options().sandbox;
+  if (!box) return Json{{"state", "disabled"}, {"enforced", false}};
+  sandbox::SandboxStatus status = box->status();
+  Json out{{"state", status.state},
+           {"mode", status.mode},
+           {"backend", status.backend},
+           {"enforced", status.enforced},
+           {"network", status.network_policy}};
+  if (!status.warning.empty()) out["warning"] = status.warning;
+  return out;
+}
+
+void KernelPool::remember(const std::shared_ptr<Execution>& execution) {
+  std::lock_guard lock(mutex_);
+  executions_[execution->id()] = execution;
+  execution_order_.push_back(execution->id());
+  while (execution_order_.size() > kExecutionsKept) {
+    auto oldest = executions_.find(execution_order_.front());
+    // A running cell is never forgotten.
+    if (oldest != executions_.end() && !oldest->second->finished()) break;
+    if (oldest != executions_.end()) executions_.erase(oldest);
+    execution_order_.erase(execution_order_.begin());
+  }
+}
+
+std::shared_ptr<Execution> KernelPool::find_execution(const std::string& execution_id) {
+  std::lock_guard lock(mutex_);
+  auto it = executions_.find(execution_id);
+  return it == executions_.end() ? nullptr : it->second;
+}
+
+Result<std::shared_ptr<Execution>> KernelPool::start_execute(const std::shared_ptr<Kernel>& kernel,
+                                                             const std::string& code,
+                                                             std::optional<double> timeout_s,
+                                                             CellBindings bindings,
+                                                             bool on_this_thread) {
+  std::lock_guard lock(kernel->mutex);
+  if (kernel->closed) {
+    return make_error(ErrorCode::kNotAlive, "kernel " + kernel->id + " was shut down");
+  }
+  if (kernel->running) {
+    return make_error(ErrorCode::kBusy,
+                      "kernel " + kernel->id + " is busy running execution " +
+                          kernel->running->id() +
+                          ": wait for it with get_execution, or stop it with interrupt");
+  }
+  if (!kernel->manager->is_alive()) {
+    return make_error(ErrorCode::kNotAlive, "kernel " + kernel->id +
+                                                "'s worker is dead (it exited or was killed): "
+                                                "call restart_kernel for a fresh one");
+  }
+  // The previous cell's thread has cleared `running`, so it is at its end.
+  if (kernel->runner.joinable()) kernel->runner.join();
+  auto execution = std::make_shared<Execution>(uuid4(), kernel->id, kernel->cells_run + 1);
+  kernel->running = execution;
+  kernel->cells_run += 1;
+  if (timeout_s) {
+    kernel->deadline = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(*timeout_s));
+  }
+  remember(execution);
+  if (on_this_thread) return execution;
+  kernel->runner = std::thread([kernel, execution, code, bindings = std::move(bindings)] {
+    run_cell(kernel, execution, code, bindings);
+  });
+  return execution;
+}
+
+void run_cell(const std::shared_ptr<Kernel>& kernel, const std::shared_ptr<Execution>& execution,
+              const std::string& code, const CellBindings& bindings) {
+  std::weak_ptr<Execution> cell = execution;
+  kernel->hooks->set_cell(bindings.approver, [cell](const kernel::Json& saved) {
+    if (auto live = cell.lock()) live->add_artifact(saved);
+  });
+  auto result = kernel->manager->execute(code, "user", std::nullopt, execution.get(),
+                                         execution.get(), execution.get());
+  kernel->hooks->set_cell({}, {});
+  std::lock_guard done(kernel->mutex);
+  kernel->running.reset();
+  kernel->deadline.reset();
+  kernel->last_interrupt.reset();
+  kernel->interrupts_sent = 0;
+  kernel->last_used = std::chrono::steady_clock::now();
+  kernel->last_used_text = utc_now();
+  execution->finish(result);
+}
+
+Status KernelPool::interrupt(const std::shared_ptr<Kernel>& kernel, StopReason reason) {
+  std::shared_ptr<Execution> running;
+  {
+    std::lock_guard lock(kernel->mutex);
+    running = kernel->running;
+    if (running) {
+      kernel->last_interrupt = std::chrono::steady_clock::now();
+      kernel->interrupts_sent += 1;
+    }
+  }
+  if (!running) {
+    return make_error(ErrorCode::kInvalidArgument, "kernel " + kernel->id + " runs no cell");
+  }
+  running->mark_stop(reason);
+  auto delivered = kernel->manager->interrupt();
+  if (!delivered) return std::move(delivered).error();
+  if (!delivered.value().delivered) {
+    return make_error(ErrorCode::kSystem,
+                      "the interrupt was not delivered: " + delivered.value().reason.value_or("?"));
+  }
+  return {};
+}
+
+void KernelPool::housekeep() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    wake_.wait_for(lock, kHousekeepingTick);
+    if (stopping_) break;
+    auto now = std::chrono::steady_clock::now();
+    std::vector<std::shared_ptr<Kernel>> overdue;
+    std::vector<std::shared_ptr<Kernel>> again;
+    std::vector<std::shared_ptr<Kernel>> stuck;
+    std::vector<std::shared_ptr<Kernel>> idle;
+    for (auto& [id, kernel] : kernels_) {
+      std::lock_guard kernel_lock(kernel->mutex);
+      if (kernel->running && kernel->deadline && *kernel->deadline <= now) {
+        kernel->deadline.reset();
+        overdue.push_back(kernel);
+      } else if (kernel->running && kernel->last_interrupt &&
+                 now - *kernel->last_interrupt >= std::chrono::seconds(1)) {
+        if (kernel->interrupts_sent >= kInterruptsBeforeKill) {
+          kernel->last_interrupt.reset();
+          stuck.push_back(kernel);
+        } else {
+          kernel->last_interrupt = now;
+          kernel->interrupts_sent += 1;
+          again.push_back(kernel);
+        }
+      } else if (!kernel->running && settings_.idle_timeout.count() > 0 &&
+                 now - kernel->last_used >= settings_.idle_timeout) {
+        idle.push_back(kernel);
+      }
+    }
+    for (auto& kernel : idle) kernels_.erase(kernel->id);
+    lock.unlock();
+    for (auto& kernel : overdue) (void)interrupt(kernel, StopReason::kTimeout);
+    for (auto& kernel : again) (void)kernel->manager->interrupt();
+    for (auto& kernel : stuck) {
+      std::fprintf(stderr, "openai4s-mcp: kernel %s ignored %d interrupts: its worker is killed\n",
+                   kernel->id.c_str(), kInterruptsBeforeKill);
+      kernel->manager->kill_worker();
+    }
+    for (auto& kernel : idle) {
+      std::fprintf(stderr, "openai4s-mcp: kernel %s was idle for %llds: shut down\n",
+                   kernel->id.c_str(), static_cast<long long>(settings_.idle_timeout.count()));
+      close_kernel(kernel);
+    }
+    lock.lock();
+  }
+}
+
+void KernelPool::shutdown_all() {
+  std::map<std::string, std::shared_ptr<Kernel>> kernels;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    kernels.swap(kernels_);
+  }
+  wake_.notify_all();
+  if (housekeeper_.joinable() && housekeeper_.get_id() != std::this_thread::get_id()) {
+    housekeeper_.join();
+  }
+  for (auto& [id, kernel] : kernels) close_kernel(kernel);
+}
+
+}  // namespace o4s::mcp

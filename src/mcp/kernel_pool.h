@@ -1,0 +1,130 @@
+// The server's kernels: many per process, addressed by a random handle
+// (UUIDv4) that outlives any one client connection. Each kernel is one C++
+// KernelManager (with its own dispatcher bound to its workspace, and its own
+// root frame in the store), driven exactly as the Jupyter kernel drives
+// its one. A housekeeping thread enforces cell deadlines and idle timeouts.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "host/dispatcher.h"
+#include "kernel/kernel_manager.h"
+#include "mcp/execution.h"
+#include "mcp/kernel_hooks.h"
+#include "sandbox/sandbox_settings.h"
+#include "store/store.h"
+
+namespace o4s::mcp {
+
+struct PoolSettings {
+  std::string python;                      // the worker's interpreter
+  std::string repo_root;                   // the directory holding the openai4s package
+  std::vector<std::string> r_worker_argv;  // empty: no R kernels
+  std::string data_dir;                    // store, artifacts, default workspaces
+  std::string workspace_root;              // a given workspace must lie under it
+  std::size_t max_kernels = 32;
+  std::chrono::seconds idle_timeout{3600};  // 0: never
+  double init_timeout_s = 30.0;
+  host::HostSettings host;
+};
+
+struct Kernel {
+  Kernel() = default;
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+  ~Kernel();
+
+  std::string id;
+  std::string language;
+  std::string workspace;
+  std::string frame_id;  // the kernel's root frame: "always" answers are scoped to it
+  std::string created;   // ISO 8601 UTC
+  std::unique_ptr<kernel::KernelManager> manager;
+  std::shared_ptr<McpKernelHooks> hooks;
+
+  std::mutex mutex;  // guards what follows
+  std::shared_ptr<Execution> running;
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  // An interrupt asked for the running cell: SIGINT is sent again each
+  // second until it ends (one that lands before the cell's code runs, or
+  // while it is in C code, is lost), and the worker is killed at last.
+  std::optional<std::chrono::steady_clock::time_point> last_interrupt;
+  int interrupts_sent = 0;
+  std::thread runner;  // the running (or last) cell's thread
+  std::chrono::steady_clock::time_point last_used = std::chrono::steady_clock::now();
+  std::string last_used_text;
+  int cells_run = 0;
+  bool closed = false;
+};
+
+// The cell's own approver and artifact observer, bound for its run.
+struct CellBindings {
+  host::Approver approver;
+};
+
+// Runs a registered cell to its end on the calling thread.
+void run_cell(const std::shared_ptr<Kernel>& kernel, const std::shared_ptr<Execution>& execution,
+              const std::string& code, const CellBindings& bindings);
+
+class KernelPool {
+ public:
+  static Result<std::unique_ptr<KernelPool>> open(PoolSettings settings);
+  ~KernelPool();
+
+  Result<std::shared_ptr<Kernel>> create(const std::string& language,
+                                         const std::optional<std::string>& workspace);
+  std::shared_ptr<Kernel> find(const std::string& kernel_id);
+  Status shutdown(const std::string& kernel_id);
+  Status restart(const std::string& kernel_id);
+  Json list();
+  // Starts a cell on its own thread; Busy (naming the running execution)
+  // when the kernel already runs one. With `on_this_thread` the cell is
+  // only registered: the caller runs it with run_cell (a caller that
+  // would just wait for it saves a thread and a hand-off per cell).
+  Result<std::shared_ptr<Execution>> start_execute(const std::shared_ptr<Kernel>& kernel,
+                                                   const std::string& code,
+                                                   std::optional<double> timeout_s,
+                                                   CellBindings bindings,
+                                                   bool on_this_thread = false);
+  std::shared_ptr<Execution> find_execution(const std::string& execution_id);
+  // SIGINT to the cell; it ends as "interrupted".
+  Status interrupt(const std::shared_ptr<Kernel>& kernel, StopReason reason);
+  Json sandbox_description(const Kernel& kernel) const;
+  std::string state_of(Kernel& kernel);
+  void shutdown_all();
+  const PoolSettings& settings() const { return settings_; }
+  std::shared_ptr<store::Store> store() const { return store_; }
+
+ private:
+  KernelPool(PoolSettings settings, sandbox::SandboxSettings sandbox,
+             std::shared_ptr<store::Store> store);
+  Result<std::string> choose_workspace(const std::string& kernel_id,
+                                       const std::optional<std::string>& requested);
+  void close_kernel(const std::shared_ptr<Kernel>& kernel);
+  void housekeep();
+  void remember(const std::shared_ptr<Execution>& execution);
+
+  const PoolSettings settings_;
+  const sandbox::SandboxSettings sandbox_settings_;
+  std::shared_ptr<store::Store> store_;
+
+  std::mutex mutex_;  // guards kernels_, executions_, stopping_
+  std::map<std::string, std::shared_ptr<Kernel>> kernels_;
+  std::size_t starting_ = 0;  // kernels being created (counted against the limit)
+  std::map<std::string, std::shared_ptr<Execution>> executions_;
+  std::vector<std::string> execution_order_;  // oldest first, bounded
+  bool stopping_ = false;
+  std::condition_variable wake_;
+  std::thread housekeeper_;
+};
+
+}  // namespace o4s::mcp

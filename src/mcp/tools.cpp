@@ -1,0 +1,281 @@
+// The tools' handlers (their definitions are in tool_schemas.cpp). Bad
+// arguments and unknown handles are tool errors (isError) that say what to
+// fix; the server's own failures are too, so the agent always reads why.
+#include <chrono>
+
+#include "mcp/base64.h"
+#include "mcp/execution_result.h"
+#include "mcp/server.h"
+#include "mcp/workspace_files.h"
+
+namespace o4s::mcp {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Progress goes out at least this often while a cell runs (the issue asks
+// for at most 5 s; clients that reset their timeout on progress then wait
+// as long as the cell runs).
+constexpr auto kProgressEvery = std::chrono::seconds(2);
+// How long a person has to answer an approval before it is denied.
+constexpr auto kApprovalWait = std::chrono::seconds(600);
+
+std::string unknown_kernel(const std::string& id) {
+  return "unknown kernel_id '" + id +
+         "': it was shut down, timed out idle, or never existed. list_kernels shows the live "
+         "kernels; create_kernel starts a new one.";
+}
+
+// The command shown exactly: control characters escaped, nothing cut.
+std::string escape_controls(const std::string& text) {
+  static const char* const kHex = "0123456789abcdef";
+  std::string out;
+  for (char ch : text) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\\') {
+      out += "\\\\";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += kHex[c >> 4U];
+      out += kHex[c & 15U];
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+Json ok_result(Json structured) {
+  return Json{{"content", Json::array({Json{{"type", "text"}, {"text", structured.dump(1)}}})},
+              {"structuredContent", std::move(structured)}};
+}
+
+}  // namespace
+
+void McpServer::register_tools() {
+  tools_["create_kernel"] = [this](ToolCall& c) { return create_kernel(c); };
+  tools_["list_kernels"] = [this](ToolCall& c) { return list_kernels(c); };
+  tools_["shutdown_kernel"] = [this](ToolCall& c) { return shutdown_kernel(c); };
+  tools_["restart_kernel"] = [this](ToolCall& c) { return restart_kernel(c); };
+  tools_["execute"] = [this](ToolCall& c) { return execute(c); };
+  tools_["get_execution"] = [this](ToolCall& c) { return get_execution(c); };
+  tools_["interrupt"] = [this](ToolCall& c) { return interrupt(c); };
+  tools_["list_variables"] = [this](ToolCall& c) { return list_variables(c); };
+  tools_["read_file"] = [this](ToolCall& c) { return read_file(c); };
+  tools_["write_file"] = [this](ToolCall& c) { return write_file(c); };
+}
+
+Json McpServer::create_kernel(ToolCall& call) {
+  std::string language = call.arguments.value("language", "python");
+  std::optional<std::string> workspace;
+  if (call.arguments.contains("workspace")) workspace = call.arguments["workspace"];
+  auto created = pool_.create(language, workspace);
+  if (!created) return tool_error("create_kernel: " + created.error().message);
+  const Kernel& kernel = *created.value();
+  return ok_result(Json{{"kernel_id", kernel.id},
+                        {"language", kernel.language},
+                        {"workspace", kernel.workspace},
+                        {"sandbox", pool_.sandbox_description(kernel)}});
+}
+
+Json McpServer::list_kernels(ToolCall&) { return ok_result(Json{{"kernels", pool_.list()}}); }
+
+Json McpServer::shutdown_kernel(ToolCall& call) {
+  std::string id = call.arguments["kernel_id"];
+  if (!pool_.find(id)) return tool_error(unknown_kernel(id));
+  if (auto done = pool_.shutdown(id); !done) return tool_error(done.error().message);
+  return ok_result(Json{{"kernel_id", id}, {"shut_down", true}});
+}
+
+Json McpServer::restart_kernel(ToolCall& call) {
+  std::string id = call.arguments["kernel_id"];
+  if (!pool_.find(id)) return tool_error(unknown_kernel(id));
+  if (auto done = pool_.restart(id); !done) {
+    return tool_error("restart_kernel: " + done.error().message);
+  }
+  return ok_result(Json{{"kernel_id", id}, {"restarted", true}});
+}
+
+host::Approver McpServer::approver_for(const std::shared_ptr<Session>& session,
+                                       const std::string& kernel_id) {
+  std::weak_ptr<Session> weak = session;
+  return [weak, kernel_id](const host::ApprovalRequest& request) {
+    auto client = weak.lock();
+    // Fail closed: nobody who can answer means the unattended policy
+    // (deny), whose reason the cell's error states in one line.
+    if (!client || client->closed() || !client->client_can_elicit()) {
+      return host::ApprovalAnswer::kNoChannel;
+    }
+    Json schema{{"type", "object"},
+                {"properties",
+                 {{"decision",
+                   {{"type", "string"},
+                    {"title", "Decision"},
+                    {"enum", {"once", "always", "deny"}},
+                    {"enumNames", {"Allow once", "Always allow (this kernel)", "Deny"}}}}}},
+                {"required", {"decision"}}};
+    std::string message = "A cell in kernel " + kernel_id + " asks to run host." + request.tool +
+                          ":\n" + escape_controls(request.target) + "\nAllow it?";
+    Json params{{"message", message}, {"requestedSchema", schema}};
+    if (client->protocol_version() >= "2025-11-25") params["mode"] = "form";
+    auto answer = client->ask("elicitation/create", params, kApprovalWait);
+    if (!answer || answer.value().value("action", "") != "accept") {
+      return host::ApprovalAnswer::kDeny;
+    }
+    std::string decision = answer.value().value("content", Json::object()).value("decision", "");
+    if (decision == "once") return host::ApprovalAnswer::kOnce;
+    if (decision == "always") return host::ApprovalAnswer::kConversation;
+    return host::ApprovalAnswer::kDeny;
+  };
+}
+
+Json McpServer::execute(ToolCall& call) {
+  std::string id = call.arguments["kernel_id"];
+  auto kernel = pool_.find(id);
+  if (!kernel) return tool_error(unknown_kernel(id));
+  std::optional<double> timeout_s;
+  if (call.arguments.contains("timeout_s")) timeout_s = call.arguments["timeout_s"].get<double>();
+  auto max_chars = call.arguments.value("max_output_chars", 20000LL);
+  CellBindings bindings{approver_for(call.session, id)};
+  bool wait = call.arguments.value("wait", true);
+  // Nothing to report while it runs: the cell runs on this thread.
+  bool here = wait && !call.progress_token;
+  const std::string& code = call.arguments["code"].get_ref<const std::string&>();
+  auto started = pool_.start_execute(kernel, code, timeout_s, bindings, here);
+  if (!started) return tool_error("execute: " + started.error().message);
+  auto execution = started.value();
+  if (!wait) {
+    return execution_tool_result(execution->snapshot(), static_cast<std::size_t>(max_chars),
+                                 resources_);
+  }
+  // Cancelling this request interrupts the cell; the namespace survives.
+  std::weak_ptr<Kernel> weak = kernel;
+  call.session->on_cancel(call.request_id, [this, weak, execution] {
+    auto live = weak.lock();
+    if (live && !execution->finished()) (void)pool_.interrupt(live, StopReason::kInterrupted);
+  });
+  if (here) run_cell(kernel, execution, code, bindings);
+  Json result = await_execution(call, execution, std::nullopt, static_cast<std::size_t>(max_chars));
+  call.session->forget_cancel(call.request_id);
+  return result;
+}
+
+Json McpServer::await_execution(ToolCall& call, const std::shared_ptr<Execution>& execution,
+                                std::optional<double> wait_s, std::size_t max_output_chars) {
+  auto start = Clock::now();
+  auto last_progress = start;
+  std::optional<Clock::time_point> until;
+  if (wait_s) {
+    until =
+        start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*wait_s));
+  }
+  long long progress = 0;
+  while (!execution->finished()) {
+    auto now = Clock::now();
+    if (until && now >= until) break;
+    auto step = std::chrono::milliseconds(500);
+    if (until)
+      step = std::min(step, std::chrono::duration_cast<std::chrono::milliseconds>(*until - now) +
+                                std::chrono::milliseconds(1));
+    if (execution->wait_for(step)) break;
+    now = Clock::now();
+    if (call.progress_token && now - last_progress >= kProgressEvery) {
+      last_progress = now;
+      auto seconds =
+          std::chrono::duration_cast<std::chrono::seconds>(now - execution->started()).count();
+      std::string line = execution->last_line();
+      std::string message = "running for " + std::to_string(seconds) + " s";
+      if (!line.empty()) message += ": " + line;
+      call.session->notify("notifications/progress", Json{{"progressToken", *call.progress_token},
+                                                          {"progress", ++progress},
+                                                          {"message", message}});
+    }
+  }
+  return execution_tool_result(execution->snapshot(), max_output_chars, resources_);
+}
+
+Json McpServer::get_execution(ToolCall& call) {
+  std::string id = call.arguments["execution_id"];
+  auto execution = pool_.find_execution(id);
+  if (!execution) {
+    return tool_error("unknown execution_id '" + id +
+                      "': the server keeps the newest 256 executions; execute returns the id");
+  }
+  double wait_s = call.arguments.value("wait_s", 0.0);
+  auto max_chars = static_cast<std::size_t>(call.arguments.value("max_output_chars", 20000LL));
+  return await_execution(call, execution, wait_s, max_chars);
+}
+
+Json McpServer::interrupt(ToolCall& call) {
+  std::string id = call.arguments["kernel_id"];
+  auto kernel = pool_.find(id);
+  if (!kernel) return tool_error(unknown_kernel(id));
+  std::string running;
+  {
+    std::lock_guard lock(kernel->mutex);
+    if (kernel->running) running = kernel->running->id();
+  }
+  if (running.empty()) return ok_result(Json{{"interrupted", false}});
+  if (auto sent = pool_.interrupt(kernel, StopReason::kInterrupted); !sent) {
+    return tool_error("interrupt: " + sent.error().message);
+  }
+  return ok_result(Json{{"interrupted", true}, {"execution_id", running}});
+}
+
+Json McpServer::list_variables(ToolCall& call) {
+  std::string id = call.arguments["kernel_id"];
+  auto kernel = pool_.find(id);
+  if (!kernel) return tool_error(unknown_kernel(id));
+  auto answer = kernel->manager->inspect_variables(200);
+  if (!answer) {
+    if (answer.error().code == ErrorCode::kBusy) {
+      return tool_error("list_variables: kernel " + id +
+                        " is running a cell; ask again when it is idle");
+    }
+    return tool_error("list_variables: " + answer.error().message);
+  }
+  Json out{{"variables", answer.value().value("variables", Json::array())}};
+  if (answer.value().contains("truncated")) out["truncated"] = answer.value()["truncated"];
+  return ok_result(std::move(out));
+}
+
+Json McpServer::read_file(ToolCall& call) {
+  std::string id = call.arguments["kernel_id"];
+  auto kernel = pool_.find(id);
+  if (!kernel) return tool_error(unknown_kernel(id));
+  auto read = read_workspace_file(kernel->workspace, call.arguments["path"],
+                                  call.arguments.value("offset", 0LL),
+                                  call.arguments.value("length", 1LL << 20));
+  if (!read) return tool_error("read_file: " + read.error().message);
+  Json structured = read.value();
+  std::string text = structured["encoding"] == "utf-8"
+                         ? structured["content"].get<std::string>()
+                         : "[" + std::to_string(structured["length"].get<long long>()) +
+                               " bytes of binary data, base64 in structuredContent.content]";
+  return Json{{"content", Json::array({Json{{"type", "text"}, {"text", text}}})},
+              {"structuredContent", std::move(structured)}};
+}
+
+Json McpServer::write_file(ToolCall& call) {
+  std::string id = call.arguments["kernel_id"];
+  auto kernel = pool_.find(id);
+  if (!kernel) return tool_error(unknown_kernel(id));
+  std::string content = call.arguments["content"];
+  if (call.arguments.value("encoding", "utf-8") == "base64") {
+    auto decoded = base64_decode(content);
+    if (!decoded) return tool_error("write_file: content is not valid (padded, standard) base64");
+    content = std::move(*decoded);
+  }
+  auto written = write_workspace_file(kernel->workspace, call.arguments["path"], content);
+  if (!written) return tool_error("write_file: " + written.error().message);
+  return ok_result(written.value());
+}
+
+}  // namespace o4s::mcp

@@ -1,0 +1,130 @@
+#include "mcp/workspace_files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include "base/paths.h"
+#include "base/unique_fd.h"
+#include "base/utf8.h"
+#include "host/workspace_paths.h"
+#include "mcp/base64.h"
+
+namespace o4s::mcp {
+
+namespace {
+
+Error refused(const std::string& why) { return make_error(ErrorCode::kInvalidArgument, why); }
+
+// The path's components relative to the workspace; ".." anywhere, an empty
+// path or an absolute path outside the workspace is refused.
+Result<std::vector<std::string>> components_inside(const std::string& workspace,
+                                                   const std::string& path) {
+  if (path.empty()) return refused("path is empty");
+  if (path.find('\0') != std::string::npos) return refused("path contains a NUL byte");
+  std::string relative = path;
+  if (path[0] == '/') {
+    if (!path_contains(workspace, path) || path == workspace) {
+      return refused("path escapes the workspace: '" + path + "' (use a path inside " + workspace +
+                     ")");
+    }
+    relative = path.substr(workspace.size() + 1);
+  }
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (start <= relative.size()) {
+    std::size_t end = relative.find('/', start);
+    if (end == std::string::npos) end = relative.size();
+    std::string part = relative.substr(start, end - start);
+    if (part == "..") return refused("path escapes the workspace: '" + path + "' (no '..')");
+    if (!part.empty() && part != ".") parts.push_back(std::move(part));
+    start = end + 1;
+  }
+  if (parts.empty()) return refused("path names the workspace itself, not a file: '" + path + "'");
+  return parts;
+}
+
+}  // namespace
+
+Result<Json> read_workspace_file(const std::string& workspace, const std::string& path,
+                                 long long offset, long long length) {
+  auto parts = components_inside(workspace, path);
+  if (!parts) return std::move(parts).error();
+  auto opened = host::open_regular_inside(workspace, path);
+  if (!opened) return std::move(opened).error();
+  long long size = opened.value().size;
+  long long start = std::min(offset, size);
+  long long count = std::min(length, size - start);
+  std::string bytes(static_cast<std::size_t>(count), '\0');
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::pread(opened.value().fd.get(), bytes.data() + done, bytes.size() - done,
+                        start + static_cast<long long>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return system_error("read " + path, errno);
+    if (n == 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  bytes.resize(done);
+  bool text = utf8::replace_invalid(bytes) == bytes;
+  return Json{{"path", path},
+              {"size", size},
+              {"offset", start},
+              {"length", static_cast<long long>(bytes.size())},
+              {"encoding", text ? "utf-8" : "base64"},
+              {"content", text ? bytes : base64_encode(bytes)},
+              {"eof", start + static_cast<long long>(bytes.size()) >= size}};
+}
+
+Result<Json> write_workspace_file(const std::string& workspace, const std::string& path,
+                                  const std::string& bytes) {
+  if (bytes.size() > kWriteMaxBytes) {
+    return refused("content is " + std::to_string(bytes.size()) +
+                   " bytes; write_file takes at most 16 MiB per call");
+  }
+  auto root = real_path(workspace);
+  if (!root) return std::move(root).error();
+  auto parts = components_inside(root.value(), path);
+  if (!parts) return std::move(parts).error();
+  UniqueFd dir(::open(root.value().c_str(), O_DIRECTORY | O_RDONLY | O_CLOEXEC));
+  if (!dir) return system_error("open " + root.value(), errno);
+  const std::vector<std::string>& names = parts.value();
+  for (std::size_t i = 0; i + 1 < names.size(); ++i) {
+    if (::mkdirat(dir.get(), names[i].c_str(), 0755) != 0 && errno != EEXIST) {
+      return system_error("mkdir " + names[i], errno);
+    }
+    // O_NOFOLLOW: a directory swapped for a symlink (by a cell) is refused.
+    UniqueFd next(
+        ::openat(dir.get(), names[i].c_str(), O_DIRECTORY | O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!next) {
+      if (errno == ELOOP || errno == ENOTDIR) {
+        return refused("path goes through a symlink or a file: '" + names[i] + "' in '" + path +
+                       "'");
+      }
+      return system_error("open " + names[i], errno);
+    }
+    dir = std::move(next);
+  }
+  UniqueFd file(::openat(dir.get(), names.back().c_str(),
+                         O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644));
+  if (!file) {
+    if (errno == ELOOP) return refused("path is a symlink: '" + path + "' (not followed)");
+    return system_error("open " + path, errno);
+  }
+  struct stat info {};
+  if (::fstat(file.get(), &info) != 0) return system_error("stat " + path, errno);
+  if (!S_ISREG(info.st_mode)) return refused("not a regular file: '" + path + "'");
+  if (::ftruncate(file.get(), 0) != 0) return system_error("truncate " + path, errno);
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(file.get(), bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return system_error("write " + path, errno);
+    done += static_cast<std::size_t>(n);
+  }
+  return Json{{"path", path}, {"bytes_written", static_cast<long long>(done)}};
+}
+
+}  // namespace o4s::mcp
