@@ -37,9 +37,10 @@ test('an R kernel keeps its variables, plots, and lists its variables', { skip: 
   const variables = await call(client, 'list_variables', { kernel_id: r });
   const m = variables.structuredContent.variables.find((v) => v.name === 'm');
   assert.ok(m, JSON.stringify(variables.structuredContent));
-  // The R worker's inspector reports kind, type and length (not yet dims).
+  // The R worker's inspector reports what R users see: class and dims.
   assert.equal(m.length, 6);
-  assert.equal(m.type, 'integer');
+  assert.equal(m.type, 'matrix');
+  assert.deepEqual(m.shape, [2, 3]);
 
   assert.equal((await run(client, py, '2 ** 5')).structuredContent.result, '32');
 });

@@ -113,7 +113,7 @@ def test_host_calls_go_through_the_dispatcher_and_the_store(kernel, environment)
     assert "version_id" in text
     # No standing rule and a client that allows no stdin: nobody can be
     # asked, so the unattended policy (deny) decides.
-    assert "bash refused:" in text and "no interactive channel" in text
+    assert "bash refused:" in text and "nobody can be asked here" in text
     database = environment.data_dir / "openai4s.db"
     assert database.exists() and not str(database).startswith(str(environment.workspace))
     with sqlite3.connect(database) as conn:
