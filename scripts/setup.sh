@@ -77,34 +77,26 @@ chmod +x .venv/bin/openai4s
 # (about 40 ms more per kernel start here). Written once, now.
 .venv/bin/python -m compileall -q python/openai4s >/dev/null
 
-# playwright-core (npm) for the notebook-in-Chromium test; it drives Debian's
-# chromium, so no browser is downloaded. Only for the full set-up (the tests),
-# and re-installed only when the lock file changed since the last install
-# (its hash is kept in node_modules).
-browser_lock=tests/browser/package-lock.json
-browser_stamp=tests/browser/node_modules/.openai4s-lock.sha256
-if [ "$part" = all ] && [ "$(cat "$browser_stamp" 2>/dev/null)" != "$(sha256sum < "$browser_lock")" ]; then
+# The test clients from npm, each pinned by its lock file. Only for the full
+# set-up (the tests), and re-installed only when the lock file changed since
+# the last install (its hash is kept in node_modules).
+npm_clients() {
+  local dir=$1 what=$2
+  local lock=$dir/package-lock.json stamp=$dir/node_modules/.openai4s-lock.sha256
+  [ "$part" = all ] || return 0
+  [ "$(cat "$stamp" 2>/dev/null)" != "$(sha256sum < "$lock")" ] || return 0
   if command -v npm >/dev/null; then
-    echo "setup: installing tests/browser (npm ci)"
-    npm ci --prefix tests/browser --no-audit --no-fund --loglevel=error
-    sha256sum < "$browser_lock" > "$browser_stamp"
+    echo "setup: installing $dir (npm ci)"
+    npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
+    sha256sum < "$lock" > "$stamp"
   else
-    echo "setup: npm not found; the notebook browser test will be skipped"
+    echo "setup: npm not found; $what will be skipped"
   fi
-fi
-
-# The MCP SDK clients (npm) for tests/mcp, the same way.
-mcp_lock=tests/mcp/package-lock.json
-mcp_stamp=tests/mcp/node_modules/.openai4s-lock.sha256
-if [ "$part" = all ] && [ "$(cat "$mcp_stamp" 2>/dev/null)" != "$(sha256sum < "$mcp_lock")" ]; then
-  if command -v npm >/dev/null; then
-    echo "setup: installing tests/mcp (npm ci)"
-    npm ci --prefix tests/mcp --no-audit --no-fund --loglevel=error
-    sha256sum < "$mcp_lock" > "$mcp_stamp"
-  else
-    echo "setup: npm not found; the MCP client tests will be skipped"
-  fi
-fi
+}
+# playwright-core drives Debian's chromium (no browser is downloaded).
+npm_clients tests/browser "the notebook browser test"
+# The official MCP SDK client and Inspector.
+npm_clients tests/mcp "the MCP client tests"
 
 # CI builds with -Werror (a new warning fails there); a user's build does not.
 werror=OFF
