@@ -148,11 +148,11 @@ def _stop(server, pids):
     return left
 
 
-def test_classic_notebook_in_chromium_shows_the_plot(environment):
-    reason = _missing_reason()
-    if reason:
-        pytest.skip(reason)
-    notebook = _write_notebook(environment.workspace)
+def run_in_chromium(environment, notebook, script, argument):
+    """Serve the workspace with the classic Notebook, run `node script URL
+    argument` (a playwright-core page driver), stop the server, and return
+    (the driver's JSON result, the openai4s kernel pids the server started).
+    Fails when the driver fails or a process of the test outlives the server."""
     token = secrets.token_hex(16)
     port = _free_port()
     base_url = f"http://127.0.0.1:{port}/"
@@ -162,8 +162,6 @@ def test_classic_notebook_in_chromium_shows_the_plot(environment):
     env["JUPYTER_CONFIG_DIR"] = str(jupyter_home / "config")
     env["JUPYTER_RUNTIME_DIR"] = str(jupyter_home / "runtime")
     log_path = jupyter_home / "notebook.log"
-    screenshot = _artifact_dir() / "notebook-plot.png"
-    screenshot.unlink(missing_ok=True)
     with open(log_path, "wb") as log:
         server = subprocess.Popen(
             [
@@ -186,7 +184,7 @@ def test_classic_notebook_in_chromium_shows_the_plot(environment):
     try:
         _wait_until_answering(server, base_url, token, log_path)
         browser = subprocess.run(
-            ["node", str(SCRIPT), f"{base_url}notebooks/{notebook}?token={token}", str(screenshot)],
+            ["node", str(script), f"{base_url}notebooks/{notebook}?token={token}", argument],
             capture_output=True,
             text=True,
             timeout=BROWSER_TIMEOUT + 30,
@@ -203,18 +201,29 @@ def test_classic_notebook_in_chromium_shows_the_plot(environment):
             f"notebook server log:\n{log_path.read_text()}"
         )
         result = json.loads(browser.stdout)
-        assert result["images"] >= 1, result
-        assert result["width"] > 0 and result["height"] > 0, result
-        png = base64.b64decode(result.pop("png"))
-        assert png.startswith(PNG_MAGIC), png[:16]
-        # The IHDR chunk (right after the magic) holds the pixel size.
-        assert struct.unpack(">II", png[16:24]) == (result["width"], result["height"]), result
-        assert result["kernelName"] == KERNEL_NAME, result
-        assert result["kernel"] == _display_name(environment), result
-        assert kernel_pids, "no openai4s-jupyter-kernel process was started by the server"
     finally:
         left = _stop(server, kernel_pids + descendants(server.pid))
         shutil.rmtree(jupyter_home, ignore_errors=True)
     assert not left, f"processes left after the notebook server stopped: {left}"
+    return result, kernel_pids
+
+
+def test_classic_notebook_in_chromium_shows_the_plot(environment):
+    reason = _missing_reason()
+    if reason:
+        pytest.skip(reason)
+    notebook = _write_notebook(environment.workspace)
+    screenshot = _artifact_dir() / "notebook-plot.png"
+    screenshot.unlink(missing_ok=True)
+    result, kernel_pids = run_in_chromium(environment, notebook, SCRIPT, str(screenshot))
+    assert result["images"] >= 1, result
+    assert result["width"] > 0 and result["height"] > 0, result
+    png = base64.b64decode(result.pop("png"))
+    assert png.startswith(PNG_MAGIC), png[:16]
+    # The IHDR chunk (right after the magic) holds the pixel size.
+    assert struct.unpack(">II", png[16:24]) == (result["width"], result["height"]), result
+    assert result["kernelName"] == KERNEL_NAME, result
+    assert result["kernel"] == _display_name(environment), result
+    assert kernel_pids, "no openai4s-jupyter-kernel process was started by the server"
     data = screenshot.read_bytes()
     assert data.startswith(PNG_MAGIC) and len(data) > 1000, f"{screenshot} is not a PNG screenshot"
