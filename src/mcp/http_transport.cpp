@@ -100,6 +100,14 @@ class HttpFrontend {
   std::map<std::string, std::shared_ptr<Session>> sessions_;
 };
 
+// The method of a request, or "" when there is none or it is no string
+// (classify() then answers the client's error).
+std::string method_of(const Json& message) {
+  if (!message.is_object()) return "";
+  auto method = message.find("method");
+  return method != message.end() && method->is_string() ? method->get<std::string>() : "";
+}
+
 std::string rpc_error_body(int code, const std::string& message) {
   return error_response(nullptr, code, message).dump();
 }
@@ -161,7 +169,15 @@ void HttpFrontend::serve_connection(tcp::socket socket) {
     }
     if (ec) break;
     Request request = parser.release();
-    if (!handle(socket, request)) break;
+    // Whatever a client sends, a failure ends this connection, never the
+    // process.
+    bool go_on = false;
+    try {
+      go_on = handle(socket, request);
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "openai4s-mcp: request failed: %s\n", error.what());
+    }
+    if (!go_on) break;
   }
   beast::error_code ignored;
   socket.shutdown(tcp::socket::shutdown_both, ignored);
@@ -218,7 +234,7 @@ bool HttpFrontend::handle_post(tcp::socket& socket, Request& request) {
     return reply(socket, request, http::status::bad_request,
                  rpc_error_body(rpc_error::kParseError, "Parse error: not valid JSON"));
   }
-  bool initializing = message.is_object() && message.value("method", "") == "initialize";
+  bool initializing = method_of(message) == "initialize";
   std::string session_id(request["Mcp-Session-Id"]);
   std::shared_ptr<Session> parent;
   if (initializing) {
@@ -245,7 +261,7 @@ bool HttpFrontend::handle_post(tcp::socket& socket, Request& request) {
     }
   }
   bool is_request = message.is_object() && message.contains("method") && message.contains("id");
-  if (is_request && message.value("method", "") == "tools/call") {
+  if (is_request && method_of(message) == "tools/call") {
     return stream(socket, parent, std::move(message), session_id);
   }
   std::string answer;

@@ -137,6 +137,8 @@ void McpServer::dispatch_request(const std::shared_ptr<Session>& session, Incomi
     } catch (const std::exception& error) {
       reply =
           Reply::fail(rpc_error::kInternalError, std::string("internal error: ") + error.what());
+    } catch (...) {
+      reply = Reply::fail(rpc_error::kInternalError, "internal error");
     }
     answer(in.id, reply);
     std::lock_guard lock(calls_mutex_);

@@ -49,10 +49,13 @@ Result<Json> Session::ask(const std::string& method, Json params, std::chrono::s
                       gone() ? "the client is gone" : "the client did not answer in time");
   }
   if (auto error = answer->find("error"); error != answer->end()) {
+    auto message = error->is_object() ? error->find("message") : error->end();
+    bool text = error->is_object() && message != error->end() && message->is_string();
     return make_error(ErrorCode::kProtocol,
-                      "the client refused: " + error->value("message", std::string("?")));
+                      "the client refused: " + (text ? message->get<std::string>() : "?"));
   }
-  return answer->value("result", Json::object());
+  auto result = answer->find("result");
+  return result != answer->end() ? *result : Json::object();
 }
 
 void Session::deliver_response(const Json& id, const Json& message) {
@@ -168,7 +171,9 @@ bool Session::client_can_elicit() {
 std::string Session::client_name() {
   if (parent_) return parent_->client_name();
   std::lock_guard lock(mutex_);
-  return client_info_.value("name", std::string("unknown client"));
+  auto name = client_info_.find("name");
+  return name != client_info_.end() && name->is_string() ? name->get<std::string>()
+                                                         : std::string("unknown client");
 }
 
 }  // namespace o4s::mcp

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "base/paths.h"
@@ -55,8 +56,9 @@ Result<Json> read_workspace_file(const std::string& workspace, const std::string
   auto opened = host::open_regular_inside(workspace, path);
   if (!opened) return std::move(opened).error();
   long long size = opened.value().size;
-  long long start = std::min(offset, size);
-  long long count = std::min(length, size - start);
+  // Both within [0, size]: no overflow whatever the client asked.
+  long long start = std::clamp(offset, 0LL, size);
+  long long count = std::clamp(length, 0LL, size - start);
   std::string bytes(static_cast<std::size_t>(count), '\0');
   std::size_t done = 0;
   while (done < bytes.size()) {
