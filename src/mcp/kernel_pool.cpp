@@ -305,6 +305,18 @@ Result<std::shared_ptr<Execution>> KernelPool::start_execute(const std::shared_p
                                                              std::optional<double> timeout_s,
                                                              CellBindings bindings,
                                                              bool on_this_thread) {
+  auto started = register_cell(kernel, code, timeout_s, std::move(bindings), on_this_thread);
+  // Outside the kernel's lock: the pool's lock is never taken under it
+  // (housekeep takes them the other way round).
+  if (started) remember(started.value());
+  return started;
+}
+
+Result<std::shared_ptr<Execution>> KernelPool::register_cell(const std::shared_ptr<Kernel>& kernel,
+                                                             const std::string& code,
+                                                             std::optional<double> timeout_s,
+                                                             CellBindings bindings,
+                                                             bool on_this_thread) {
   std::lock_guard lock(kernel->mutex);
   if (kernel->closed) {
     return make_error(ErrorCode::kNotAlive, "kernel " + kernel->id + " was shut down");
@@ -330,7 +342,6 @@ Result<std::shared_ptr<Execution>> KernelPool::start_execute(const std::shared_p
                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                            std::chrono::duration<double>(*timeout_s));
   }
-  remember(execution);
   if (on_this_thread) return execution;
   kernel->runner = std::thread([kernel, execution, code, bindings = std::move(bindings)] {
     run_cell(kernel, execution, code, bindings);
@@ -344,8 +355,15 @@ void run_cell(const std::shared_ptr<Kernel>& kernel, const std::shared_ptr<Execu
   kernel->hooks->set_cell(bindings.approver, [cell](const kernel::Json& saved) {
     if (auto live = cell.lock()) live->add_artifact(saved);
   });
-  auto result = kernel->manager->execute(code, "user", std::nullopt, execution.get(),
-                                         execution.get(), execution.get());
+  Result<Json> result = make_error(ErrorCode::kSystem, "internal error");
+  try {
+    result = kernel->manager->execute(code, "user", std::nullopt, execution.get(), execution.get(),
+                                      execution.get());
+  } catch (const std::exception& error) {
+    // Never the process's end (the runner thread has no other catch), and
+    // the kernel is freed: the cell is reported failed.
+    result = make_error(ErrorCode::kSystem, std::string("internal error: ") + error.what());
+  }
   kernel->hooks->set_cell({}, {});
   std::lock_guard done(kernel->mutex);
   kernel->running.reset();

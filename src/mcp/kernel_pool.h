@@ -112,6 +112,11 @@ class KernelPool {
   void close_kernel(const std::shared_ptr<Kernel>& kernel);
   void housekeep();
   void remember(const std::shared_ptr<Execution>& execution);
+  // start_execute's part under the kernel's lock.
+  Result<std::shared_ptr<Execution>> register_cell(const std::shared_ptr<Kernel>& kernel,
+                                                   const std::string& code,
+                                                   std::optional<double> timeout_s,
+                                                   CellBindings bindings, bool on_this_thread);
 
   const PoolSettings settings_;
   const sandbox::SandboxSettings sandbox_settings_;
