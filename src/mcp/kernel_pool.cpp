@@ -103,7 +103,33 @@ Result<std::string> KernelPool::choose_workspace(const std::string& kernel_id,
                       "workspace " + real.value() +
                           " contains the server's data directory (its store and audit log)");
   }
+  if (Status apart = apart_from_others(real.value(), root.value()); !apart) {
+    return std::move(apart).error();
+  }
   return real.value();
+}
+
+// A cell can rename and replace whatever lies inside its workspace: a
+// workspace that is the root, holds the default workspaces, or nests with
+// another kernel's would let one kernel's cell move another's files (or
+// point them at the host). Sharing the very same directory is allowed.
+Status KernelPool::apart_from_others(const std::string& wanted, const std::string& root) {
+  auto refuse = [&](const std::string& why) {
+    return make_error(ErrorCode::kInvalidArgument, "workspace " + wanted + " " + why);
+  };
+  if (wanted == root) return refuse("is the --workspace-root itself: ask for a directory under it");
+  auto defaults = real_path(settings_.data_dir + "/agent-workspaces");
+  if (defaults && path_contains(wanted, defaults.value())) {
+    return refuse("contains the kernels' default workspaces");
+  }
+  std::lock_guard lock(mutex_);
+  for (const auto& [id, other] : kernels_) {
+    if (other->workspace == wanted) continue;
+    if (path_contains(wanted, other->workspace) || path_contains(other->workspace, wanted)) {
+      return refuse("nests with kernel " + id + "'s workspace " + other->workspace);
+    }
+  }
+  return {};
 }
 
 Result<std::shared_ptr<Kernel>> KernelPool::create(const std::string& language,
@@ -141,6 +167,14 @@ Result<std::shared_ptr<Kernel>> KernelPool::create(const std::string& language,
     return std::move(chosen).error();
   }
   kernel->workspace = chosen.value();
+  // The directory the file tools may use from now on, whatever its path
+  // comes to point at later.
+  auto pinned = directory_id(kernel->workspace);
+  if (!pinned) {
+    release();
+    return std::move(pinned).error();
+  }
+  kernel->workspace_id = pinned.value();
 
   store::NewFrame frame;
   frame.kind = "turn";

@@ -246,7 +246,7 @@ Json McpServer::read_file(ToolCall& call) {
   std::string id = call.arguments["kernel_id"];
   auto kernel = pool_.find(id);
   if (!kernel) return tool_error(unknown_kernel(id));
-  auto read = read_workspace_file(kernel->workspace, call.arguments["path"],
+  auto read = read_workspace_file(kernel->workspace, kernel->workspace_id, call.arguments["path"],
                                   call.arguments.value("offset", 0LL),
                                   call.arguments.value("length", 1LL << 20));
   if (!read) return tool_error("read_file: " + read.error().message);
@@ -269,7 +269,8 @@ Json McpServer::write_file(ToolCall& call) {
     if (!decoded) return tool_error("write_file: content is not valid (padded, standard) base64");
     content = std::move(*decoded);
   }
-  auto written = write_workspace_file(kernel->workspace, call.arguments["path"], content);
+  auto written = write_workspace_file(kernel->workspace, kernel->workspace_id,
+                                      call.arguments["path"], content);
   if (!written) return tool_error("write_file: " + written.error().message);
   return ok_result(written.value());
 }
