@@ -102,3 +102,19 @@ test('numbers out of range are tool errors, not overflows', async (t) => {
   assert.equal(tail.result.structuredContent.length, 0, JSON.stringify(tail));
   await alive(server);
 });
+
+test('a tools/call with an invalid id over HTTP gets its error and the stream ends', async (t) => {
+  const server = await httpServer(t);
+  const headers = { Authorization: `Bearer ${server.token}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+  const init = await fetch(server.url, { method: 'POST', headers, body: JSON.stringify(initialize()) });
+  const session = init.headers.get('mcp-session-id');
+  await init.text();
+  const bad = await fetch(server.url, {
+    method: 'POST',
+    headers: { ...headers, 'Mcp-Session-Id': session },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1.5, method: 'tools/call', params: { name: 'list_kernels', arguments: {} } }),
+    signal: AbortSignal.timeout(30000),
+  });
+  const body = await bad.text();
+  assert.match(body, /-32600/, body);
+});
