@@ -166,3 +166,20 @@ test('bad arguments and unknown handles are tool errors that say what to fix', a
   const ok = await run(client, kernel, '6 * 7');
   assert.equal(ok.structuredContent.result, '42');
 });
+
+test('max_output_chars also cuts the last value and the error, and says how much', async (t) => {
+  const { client } = await connect(t);
+  const kernel = await newKernel(client);
+  const value = await run(client, kernel, "'v' * 50000", { max_output_chars: 1000 });
+  const s = value.structuredContent;
+  assert.ok(s.result.length < 2000, `result is ${s.result.length} chars`);
+  assert.ok(value.content[0].text.length < 3000, `text is ${value.content[0].text.length} chars`);
+  assert.ok(s.truncated.result_chars > 40000, JSON.stringify(s.truncated));
+  const failed = await run(client, kernel, "raise ValueError('e' * 50000)", { max_output_chars: 1000 });
+  const f = failed.structuredContent;
+  assert.equal(f.status, 'error');
+  assert.ok(f.error.evalue.length < 2000, `evalue is ${f.error.evalue.length} chars`);
+  assert.ok(JSON.stringify(f.error.traceback).length < 3000, 'traceback cut');
+  assert.ok(failed.content[0].text.length < 3000, `text is ${failed.content[0].text.length} chars`);
+  assert.ok(f.truncated.error_chars > 40000, JSON.stringify(f.truncated));
+});
