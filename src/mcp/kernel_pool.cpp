@@ -227,9 +227,18 @@ Result<std::shared_ptr<Kernel>> KernelPool::create(const std::string& language,
 }
 
 std::shared_ptr<Kernel> KernelPool::find(const std::string& kernel_id) {
-  std::lock_guard lock(mutex_);
-  auto it = kernels_.find(kernel_id);
-  return it == kernels_.end() ? nullptr : it->second;
+  std::shared_ptr<Kernel> kernel;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = kernels_.find(kernel_id);
+    if (it == kernels_.end()) return nullptr;
+    kernel = it->second;
+  }
+  // Any use (a file read, a variable listing) keeps it from idling out.
+  std::lock_guard lock(kernel->mutex);
+  kernel->last_used = std::chrono::steady_clock::now();
+  kernel->last_used_text = utc_now();
+  return kernel;
 }
 
 void KernelPool::close_kernel(const std::shared_ptr<Kernel>& kernel) {
@@ -263,6 +272,12 @@ Status KernelPool::restart(const std::string& kernel_id) {
   auto kernel = find(kernel_id);
   if (!kernel)
     return make_error(ErrorCode::kInvalidArgument, "no kernel with kernel_id " + kernel_id);
+  {
+    std::lock_guard lock(kernel->mutex);
+    if (kernel->closed) {
+      return make_error(ErrorCode::kNotAlive, "kernel " + kernel_id + " was shut down");
+    }
+  }
   // The manager closes the old worker first: a running cell ends (its
   // execution says the worker is gone) and frees the transaction.
   Status restarted = kernel->manager->restart(settings_.init_timeout_s);
@@ -459,6 +474,9 @@ void KernelPool::housekeep() {
         }
       } else if (!kernel->running && settings_.idle_timeout.count() > 0 &&
                  now - kernel->last_used >= settings_.idle_timeout) {
+        // Closed under the same lock start_execute checks: no cell can
+        // start between this decision and the shutdown.
+        kernel->closed = true;
         idle.push_back(kernel);
       }
     }
