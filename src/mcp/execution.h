@@ -53,6 +53,7 @@ class Execution : public kernel::ChunkSink, public kernel::DisplaySink, public k
   // worker died and the kernel is dead.
   void finish(const Result<Json>& response);
   void mark_stop(StopReason reason);
+  bool stop_requested();  // interrupted, timed out or cancelled
   void add_artifact(Json artifact);
 
   // True once finished; waits at most `timeout`.
@@ -75,6 +76,7 @@ class Execution : public kernel::ChunkSink, public kernel::DisplaySink, public k
   StopReason stop_ = StopReason::kNone;
   std::string live_stdout_;
   std::size_t live_dropped_ = 0;
+  std::size_t images_kept_ = 0;  // images held in displays (slim_display)
   ExecutionSnapshot outcome_;
 };
 

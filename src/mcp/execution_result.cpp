@@ -51,6 +51,10 @@ Images collect_images(const std::vector<Json>& displays) {
     for (const char* mime : {"image/png", "image/jpeg"}) {
       auto it = data.find(mime);
       if (it == data.end()) continue;
+      if (it->is_object()) {  // over the bound when it came (slim_display)
+        ++images.dropped;
+        break;
+      }
       std::string encoded = text_of(*it);
       // Jupyter's base64 may carry line breaks; MCP's data is one string.
       std::erase_if(encoded, [](char c) { return c == '\n' || c == '\r'; });

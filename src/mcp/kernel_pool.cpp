@@ -334,12 +334,17 @@ void KernelPool::remember(const std::shared_ptr<Execution>& execution) {
   std::lock_guard lock(mutex_);
   executions_[execution->id()] = execution;
   execution_order_.push_back(execution->id());
-  while (execution_order_.size() > kExecutionsKept) {
-    auto oldest = executions_.find(execution_order_.front());
-    // A running cell is never forgotten.
-    if (oldest != executions_.end() && !oldest->second->finished()) break;
-    if (oldest != executions_.end()) executions_.erase(oldest);
-    execution_order_.erase(execution_order_.begin());
+  // The oldest finished ones go; a running cell is never forgotten, and
+  // one long cell does not keep every later execution either.
+  for (auto it = execution_order_.begin();
+       it != execution_order_.end() && execution_order_.size() > kExecutionsKept;) {
+    auto found = executions_.find(*it);
+    if (found != executions_.end() && !found->second->finished()) {
+      ++it;
+      continue;
+    }
+    if (found != executions_.end()) executions_.erase(found);
+    it = execution_order_.erase(it);
   }
 }
 
