@@ -21,7 +21,8 @@ void Session::notify(const std::string& method, Json params) {
   (void)send(notification(method, std::move(params)));
 }
 
-Result<Json> Session::ask(const std::string& method, Json params, std::chrono::seconds timeout) {
+Result<Json> Session::ask(const std::string& method, Json params, std::chrono::seconds timeout,
+                          const std::function<bool()>& give_up) {
   Session& state = root();
   if (closed()) return make_error(ErrorCode::kNotAlive, "the client is gone");
   std::string key;
@@ -40,8 +41,25 @@ Result<Json> Session::ask(const std::string& method, Json params, std::chrono::s
   std::unique_lock lock(state.mutex_);
   // This channel's closing (a closed HTTP stream) wakes the wait too.
   auto gone = [&] { return state.closed_ || (parent_ && closed_flag_.load()); };
-  bool came = state.answered_.wait_for(lock, timeout,
-                                       [&] { return gone() || state.pending_[key].has_value(); });
+  auto ready = [&] { return gone() || state.pending_[key].has_value(); };
+  auto until = std::chrono::steady_clock::now() + timeout;
+  bool came = false;
+  bool gave_up = false;
+  while (!came && std::chrono::steady_clock::now() < until) {
+    auto slice = std::min<std::chrono::steady_clock::duration>(
+        std::chrono::milliseconds(250), until - std::chrono::steady_clock::now());
+    came = state.answered_.wait_for(lock, slice, ready);
+    if (came || !give_up) continue;
+    lock.unlock();
+    gave_up = give_up();
+    lock.lock();
+    if (gave_up) break;
+  }
+  if (gave_up && !state.pending_[key].has_value()) {
+    state.pending_.erase(key);
+    return make_error(ErrorCode::kCancelled, "the cell was stopped while it waited for an answer");
+  }
+  came = came || ready();
   std::optional<Json> answer = std::move(state.pending_[key]);
   state.pending_.erase(key);
   if (!came || !answer) {

@@ -38,8 +38,10 @@ class Session {
   bool send(const Json& message);
   void notify(const std::string& method, Json params);
   // A request to the client, answered through deliver_response; fails on
-  // timeout, on a client error, or when the session closes.
-  Result<Json> ask(const std::string& method, Json params, std::chrono::seconds timeout);
+  // timeout, on a client error, when the session closes, or (checked a few
+  // times a second, outside the session's lock) once `give_up` says so.
+  Result<Json> ask(const std::string& method, Json params, std::chrono::seconds timeout,
+                   const std::function<bool()>& give_up = {});
   void deliver_response(const Json& id, const Json& message);
 
   // A running request that notifications/cancelled may stop.

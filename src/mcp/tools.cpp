@@ -91,9 +91,10 @@ Json McpServer::restart_kernel(ToolCall& call) {
 }
 
 host::Approver McpServer::approver_for(const std::shared_ptr<Session>& session,
-                                       const std::string& kernel_id) {
+                                       const std::shared_ptr<Kernel>& kernel) {
   std::weak_ptr<Session> weak = session;
-  return [weak, kernel_id](const host::ApprovalRequest& request) {
+  std::weak_ptr<Kernel> weak_kernel = kernel;
+  return [weak, weak_kernel, kernel_id = kernel->id](const host::ApprovalRequest& request) {
     auto client = weak.lock();
     // Fail closed: nobody who can answer means the unattended policy
     // (deny), whose reason the cell's error states in one line.
@@ -123,7 +124,18 @@ host::Approver McpServer::approver_for(const std::shared_ptr<Session>& session,
                           ":\n" + request.text.target_block + "Allow it?";
     Json params{{"message", message}, {"requestedSchema", schema}};
     if (client->protocol_version() >= "2025-11-25") params["mode"] = "form";
-    auto answer = client->ask("elicitation/create", params, kApprovalWait);
+    // An interrupt, a cancel or timeout_s ends the wait (a deny).
+    auto stopped = [weak_kernel] {
+      auto live = weak_kernel.lock();
+      if (!live) return true;
+      std::shared_ptr<Execution> running;
+      {
+        std::lock_guard lock(live->mutex);
+        running = live->running;
+      }
+      return running && running->stop_requested();
+    };
+    auto answer = client->ask("elicitation/create", params, kApprovalWait, stopped);
     if (!answer) return host::ApprovalAnswer::kDeny;
     std::string decision = elicited_decision(answer.value());
     if (decision == "once") return host::ApprovalAnswer::kOnce;
@@ -139,7 +151,7 @@ Json McpServer::execute(ToolCall& call) {
   std::optional<double> timeout_s;
   if (call.arguments.contains("timeout_s")) timeout_s = call.arguments["timeout_s"].get<double>();
   auto max_chars = call.arguments.value("max_output_chars", 20000LL);
-  CellBindings bindings{approver_for(call.session, id)};
+  CellBindings bindings{approver_for(call.session, kernel)};
   bool wait = call.arguments.value("wait", true);
   // Nothing to report while it runs: the cell runs on this thread.
   bool here = wait && !call.progress_token;

@@ -84,3 +84,12 @@ test('the prompt is the shared rendering: bidi escaped, a long command cut and n
   assert.ok(asked[1].message.length < 6000, `cut: ${asked[1].message.length}`);
   assert.deepEqual(asked[1].requestedSchema.properties.decision.enum, ['once', 'deny']);
 });
+
+test('timeout_s ends a cell that waits for an approval nobody gives', async (t) => {
+  const { client } = await connect(t, { capabilities: { elicitation: {} } });
+  client.setRequestHandler(ElicitRequestSchema, () => new Promise(() => {}));
+  const kernel = await newKernel(client);
+  const waited = await run(client, kernel, "host.bash('echo never')", { timeout_s: 2 }, { timeout: 60000 });
+  assert.notEqual(waited.structuredContent.status, 'ok', JSON.stringify(waited.structuredContent));
+  assert.equal((await run(client, kernel, '1 + 1')).structuredContent.result, '2');
+});
