@@ -183,3 +183,16 @@ test('max_output_chars also cuts the last value and the error, and says how much
   assert.ok(failed.content[0].text.length < 3000, `text is ${failed.content[0].text.length} chars`);
   assert.ok(f.truncated.error_chars > 40000, JSON.stringify(f.truncated));
 });
+
+test('an artifact whose name holds URI characters gets an escaped URI that reads back', async (t) => {
+  const { client } = await connect(t);
+  const kernel = await newKernel(client);
+  const saved = await run(client, kernel, "open('a b#c?d%.txt', 'w').write('hi')\nhost.save_artifact('a b#c?d%.txt')\n'ok'");
+  assert.equal(saved.structuredContent.status, 'ok', saved.content[0].text);
+  const link = saved.content.find((block) => block.type === 'resource_link');
+  assert.ok(link, JSON.stringify(saved.content));
+  assert.match(link.uri, /\/a%20b%23c%3Fd%25\.txt$/, link.uri);
+  assert.doesNotThrow(() => new URL(link.uri));
+  const read = await client.readResource({ uri: link.uri });
+  assert.ok(read.contents.length === 1, JSON.stringify(read));
+});
