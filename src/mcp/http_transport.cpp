@@ -17,7 +17,6 @@
 #include <optional>
 #include <thread>
 
-#include "base/file_io.h"
 #include "base/random_id.h"
 #include "base/unique_fd.h"
 
@@ -457,29 +456,54 @@ bool is_loopback_host(const std::string& host) {
   return host == "127.0.0.1" || host == "::1" || host == "localhost" || host == "[::1]";
 }
 
+namespace {
+
+bool write_all_file(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+}  // namespace
+
 Result<std::string> load_or_create_token(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (fd) {
     std::string token = random_hex(32);
     std::string line = token + "\n";
-    if (::write(fd.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
-      return system_error("write " + path, errno);
+    if (!write_all_file(fd.get(), line)) {
+      int error = errno;
+      ::unlink(path.c_str());  // a short token must not be found next time
+      return system_error("write " + path, error);
     }
     std::fprintf(stderr, "openai4s-mcp: a new bearer token is in %s\n", path.c_str());
     return token;
   }
   if (errno != EEXIST) return system_error("create " + path, errno);
+  // Checked and read through one fd: what was checked is what is read.
+  UniqueFd file(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!file) return system_error("open " + path, errno);
   struct stat info {};
-  if (::lstat(path.c_str(), &info) != 0) return system_error("stat " + path, errno);
-  if (!S_ISREG(info.st_mode) || (info.st_mode & 077) != 0) {
+  if (::fstat(file.get(), &info) != 0) return system_error("stat " + path, errno);
+  if (!S_ISREG(info.st_mode) || (info.st_mode & 077) != 0 || info.st_uid != ::geteuid()) {
     return make_error(ErrorCode::kInvalidArgument,
                       "the token file " + path +
-                          " must be a regular file only its owner can read "
+                          " must be a regular file of this user that only its owner can read "
                           "(chmod 600)");
   }
-  auto text = read_file(path);
-  if (!text) return std::move(text).error();
-  std::string token = text.value();
+  std::string token;
+  char chunk[256];
+  for (;;) {
+    ssize_t n = ::read(file.get(), chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return system_error("read " + path, errno);
+    if (n == 0 || token.size() > 4096) break;
+    token.append(chunk, static_cast<std::size_t>(n));
+  }
   while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
     token.pop_back();
   }
