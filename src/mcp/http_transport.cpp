@@ -538,7 +538,12 @@ Status serve_http(McpServer& server, const HttpSettings& settings) {
   for (;;) {
     tcp::socket socket(context);
     acceptor.accept(socket, ec);
-    if (ec) continue;
+    if (ec) {
+      // Out of fds (EMFILE) and the like: wait for some to close rather
+      // than spin on the same error.
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
     if (!frontend->admit()) {
       // Over the connection bound: refused at once, never queued.
       static const char kBusy[] =

@@ -1,8 +1,17 @@
 #include "mcp/session.h"
 
+#include <algorithm>
+
 #include "mcp/json_rpc.h"
 
 namespace o4s::mcp {
+
+namespace {
+
+// Cancels remembered for requests not (yet) registered.
+constexpr std::size_t kEarlyCancelsKept = 256;
+
+}  // namespace
 
 Session::Session(Writer writer) : writer_(std::move(writer)) {}
 
@@ -93,14 +102,23 @@ void Session::on_cancel(const Json& request_id, std::function<void()> cancel) {
     }
     return parent_->on_cancel(request_id, std::move(cancel));
   }
-  std::lock_guard lock(mutex_);
-  cancels_[id_key(request_id)] = std::move(cancel);
+  {
+    std::lock_guard lock(mutex_);
+    auto early = std::find(early_cancels_.begin(), early_cancels_.end(), id_key(request_id));
+    if (early == early_cancels_.end()) {
+      cancels_[id_key(request_id)] = std::move(cancel);
+      return;
+    }
+    early_cancels_.erase(early);
+  }
+  cancel();  // the client cancelled before the call got here
 }
 
 void Session::forget_cancel(const Json& request_id) {
   if (parent_) return parent_->forget_cancel(request_id);
   std::lock_guard lock(mutex_);
   cancels_.erase(id_key(request_id));
+  std::erase(early_cancels_, id_key(request_id));
 }
 
 void Session::cancel(const Json& request_id) {
@@ -109,7 +127,12 @@ void Session::cancel(const Json& request_id) {
   {
     std::lock_guard lock(mutex_);
     auto it = cancels_.find(id_key(request_id));
-    if (it == cancels_.end()) return;
+    if (it == cancels_.end()) {
+      // Perhaps not registered yet (a cell being started): remembered.
+      early_cancels_.push_back(id_key(request_id));
+      if (early_cancels_.size() > kEarlyCancelsKept) early_cancels_.pop_front();
+      return;
+    }
     cancel = it->second;
   }
   cancel();

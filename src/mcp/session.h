@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -75,6 +76,9 @@ class Session {
   long long next_id_ = 1;
   std::map<std::string, std::optional<Json>> pending_;  // id key -> the answer once it came
   std::map<std::string, std::function<void()>> cancels_;
+  // Cancels that came before their request registered (newest last,
+  // bounded): on_cancel runs the cancel at once for these.
+  std::deque<std::string> early_cancels_;
   bool closed_ = false;
   std::atomic<bool> closed_flag_{false};  // closed_, readable under the root's lock
   std::string version_;
