@@ -12,6 +12,26 @@ namespace {
 // tools/call threads at once: past it, a call is refused, not queued.
 constexpr std::size_t kMaxConcurrentCalls = 256;
 
+// The row keeps a preview of the arguments, never a whole file: long
+// strings (write_file's content, a long cell) are cut before the row is
+// queued, so the queue holds no megabytes.
+constexpr std::size_t kAuditStringChars = 4096;
+
+Json trimmed_for_audit(const Json& arguments) {
+  if (!arguments.is_object()) return arguments;
+  Json out = Json::object();
+  for (const auto& [key, value] : arguments.items()) {
+    if (value.is_string() && value.get_ref<const std::string&>().size() > kAuditStringChars) {
+      const auto& text = value.get_ref<const std::string&>();
+      out[key] = text.substr(0, kAuditStringChars) + "...[" +
+                 std::to_string(text.size() - kAuditStringChars) + " more bytes]";
+    } else {
+      out[key] = value;
+    }
+  }
+  return out;
+}
+
 bool supported_version(const std::string& version) {
   for (const char* known : kProtocolVersions) {
     if (version == known) return true;
@@ -219,7 +239,7 @@ void McpServer::audit_tool_call(const std::shared_ptr<Session>& session, const s
   made_once.unlock();
   store::HostCallRecord record;
   record.method = "mcp." + tool;
-  record.args = Json::array({arguments});
+  record.args = Json::array({trimmed_for_audit(arguments)});
   record.ok = !result.value("isError", false);
   record.frame_id = frame;
   Json outcome = Json::object();
