@@ -18,18 +18,6 @@ constexpr std::size_t kImagesKept = 8;
 // result's exact 1 MB check is made on what is kept.
 constexpr std::size_t kImageBytesKept = (1u << 20) + (64u << 10);
 
-std::string text_of(const Json& value) {
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_array()) {
-    std::string joined;
-    for (const auto& part : value) {
-      if (part.is_string()) joined += part.get<std::string>();
-    }
-    return joined;
-  }
-  return {};
-}
-
 // What a display keeps: its mime types, the start of its text, and an
 // image only while it fits the result's bound (8 of at most 1 MB); an image
 // over it is marked dropped. A cell's 20 MB bundles are never held.
@@ -188,6 +176,18 @@ ExecutionSnapshot Execution::snapshot() {
 bool Execution::stop_requested() {
   std::lock_guard lock(mutex_);
   return stop_ != StopReason::kNone;
+}
+
+std::string text_of(const Json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_array()) {
+    std::string joined;
+    for (const auto& part : value) {
+      if (part.is_string()) joined += part.get<std::string>();
+    }
+    return joined;
+  }
+  return {};
 }
 
 }  // namespace o4s::mcp

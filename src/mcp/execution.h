@@ -23,6 +23,9 @@ using Json = nlohmann::json;
 enum class StopReason { kNone, kInterrupted, kTimeout };
 
 // A copy of an execution's state, taken under its lock.
+// A Jupyter mime value as text: a string, or an array of strings joined.
+std::string text_of(const Json& value);
+
 struct ExecutionSnapshot {
   std::string id;
   std::string kernel_id;

@@ -12,18 +12,6 @@ namespace {
 constexpr std::size_t kMaxImages = 8;
 constexpr std::size_t kMaxImageBytes = 1u << 20;
 
-std::string text_of(const Json& value) {
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_array()) {
-    std::string joined;
-    for (const auto& part : value) {
-      if (part.is_string()) joined += part.get<std::string>();
-    }
-    return joined;
-  }
-  return {};
-}
-
 // The code-point suffix of `text` holding `count` code points.
 std::string_view tail_chars(std::string_view text, std::size_t count) {
   std::size_t seen = 0;
