@@ -11,6 +11,9 @@ namespace {
 
 // tools/call threads at once: past it, a call is refused, not queued.
 constexpr std::size_t kMaxConcurrentCalls = 256;
+// Of which one client (session) may hold at most this many: one client
+// cannot take every slot from the others.
+constexpr int kMaxCallsPerSession = 64;
 
 // The row keeps a preview of the arguments, never a whole file: long
 // strings (write_file's content, a long cell) are cut before the row is
@@ -139,9 +142,16 @@ void McpServer::dispatch_request(const std::shared_ptr<Session>& session, Incomi
     answer(in.id, entry.handler(session, in));
     return;
   }
+  if (!session->begin_call(kMaxCallsPerSession)) {
+    session->send(error_response(in.id, rpc_error::kInternalError,
+                                 "too many tool calls at once from this client (64); retry when "
+                                 "some ended"));
+    return;
+  }
   {
     std::lock_guard lock(calls_mutex_);
     if (calls_running_ >= kMaxConcurrentCalls) {
+      session->end_call();
       session->send(error_response(in.id, rpc_error::kInternalError,
                                    "too many tool calls at once (256); retry when some ended"));
       return;
@@ -161,6 +171,7 @@ void McpServer::dispatch_request(const std::shared_ptr<Session>& session, Incomi
       reply = Reply::fail(rpc_error::kInternalError, "internal error");
     }
     answer(in.id, reply);
+    session->end_call();
     std::lock_guard lock(calls_mutex_);
     --calls_running_;
     calls_done_.notify_all();

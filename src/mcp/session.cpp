@@ -233,4 +233,15 @@ void Session::set_audit_frame(std::string frame_id) {
   audit_frame_ = std::move(frame_id);
 }
 
+bool Session::begin_call(int limit) {
+  std::atomic<int>& running = root().calls_running_;
+  int now = running.load();
+  do {
+    if (now >= limit) return false;
+  } while (!running.compare_exchange_weak(now, now + 1));
+  return true;
+}
+
+void Session::end_call() { root().calls_running_ -= 1; }
+
 }  // namespace o4s::mcp

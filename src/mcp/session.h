@@ -61,6 +61,10 @@ class Session {
   // The connection's frame in the store's audit log ("" until made).
   std::string audit_frame();
   void set_audit_frame(std::string frame_id);
+  // A share of the server's call threads per client: false when this
+  // session already runs `limit` calls; else counted until end_call().
+  bool begin_call(int limit);
+  void end_call();
 
  private:
   Session& root() { return parent_ ? *parent_ : *this; }
@@ -68,6 +72,7 @@ class Session {
 
   Writer writer_;
   std::shared_ptr<Session> parent_;
+  std::atomic<int> calls_running_{0};  // on the root
   std::mutex write_mutex_;
   std::vector<std::string> own_cancels_;  // a channel's registrations (id keys)
 

@@ -117,3 +117,17 @@ test('one long cell does not keep every later execution: the oldest finished one
   assert.equal(running.structuredContent.status, 'running', 'the running one is kept');
   await call(client, 'interrupt', { kernel_id: slow });
 });
+
+test('one client holds at most 64 calls at once; past it a call is refused, not queued', async (t) => {
+  const { client } = await connect(t);
+  const kernel = await newKernel(client);
+  const busy = await run(client, kernel, 'import time\ntime.sleep(60)', { wait: false });
+  const execution_id = busy.structuredContent.execution_id;
+  const calls = Array.from({ length: 70 }, () => call(client, 'get_execution', { execution_id, wait_s: 3 }));
+  const settled = await Promise.allSettled(calls);
+  const refused = settled.filter((s) => s.status === 'rejected');
+  assert.ok(refused.length >= 6, `refused ${refused.length}`);
+  assert.match(String(refused[0].reason), /too many tool calls at once from this client/);
+  assert.ok(settled.filter((s) => s.status === 'fulfilled').length <= 64);
+  await call(client, 'interrupt', { kernel_id: kernel });
+});
