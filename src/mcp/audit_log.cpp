@@ -7,6 +7,9 @@ namespace o4s::mcp {
 namespace {
 
 constexpr std::size_t kQueueBound = 10000;
+// At exit the queue is written for at most this long; the rest is counted
+// on stderr (an exit must not take minutes behind a slow disk).
+constexpr auto kDrainAtExit = std::chrono::seconds(5);
 
 }  // namespace
 
@@ -40,6 +43,13 @@ void AuditLog::drain() {
   for (;;) {
     wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) break;  // stopping, and everything written
+    if (stopping_ && !stop_by_) stop_by_ = std::chrono::steady_clock::now() + kDrainAtExit;
+    if (stop_by_ && std::chrono::steady_clock::now() >= *stop_by_) {
+      std::fprintf(stderr, "openai4s-mcp: audit: %zu rows not written at exit\n",
+                   queue_.size() + dropped_);
+      queue_.clear();
+      break;
+    }
     store::HostCallRecord row = std::move(queue_.front());
     queue_.pop_front();
     std::size_t dropped = std::exchange(dropped_, 0);

@@ -3,10 +3,12 @@
 // for. The queue is bounded; rows past it are counted and said on stderr.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "store/store.h"
@@ -29,6 +31,7 @@ class AuditLog {
   std::deque<store::HostCallRecord> queue_;
   std::size_t dropped_ = 0;
   bool stopping_ = false;
+  std::optional<std::chrono::steady_clock::time_point> stop_by_;  // set once stopping
   std::thread writer_;
 };
 

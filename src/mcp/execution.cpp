@@ -1,6 +1,7 @@
 #include "mcp/execution.h"
 
 #include "jupyter/error_parts.h"
+#include "mcp/base64.h"
 #include "proto/frame_types.h"
 
 namespace o4s::mcp {
@@ -12,17 +13,32 @@ namespace {
 constexpr std::size_t kLiveOutputBytes = 8u << 20;
 // Displays kept per cell: the images go to the client, the rest is named.
 constexpr std::size_t kDisplaysKept = 64;
+constexpr std::size_t kImagesKept = 8;
+// Base64 with line breaks decodes a little smaller than it counts: the
+// result's exact 1 MB check is made on what is kept.
+constexpr std::size_t kImageBytesKept = (1u << 20) + (64u << 10);
 
-std::string text_of(const Json& value) {
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_array()) {
-    std::string joined;
-    for (const auto& part : value) {
-      if (part.is_string()) joined += part.get<std::string>();
+// What a display keeps: its mime types, the start of its text, and an
+// image only while it fits the result's bound (8 of at most 1 MB); an image
+// over it is marked dropped. A cell's 20 MB bundles are never held.
+Json slim_display(const Json& data, std::size_t& images_kept) {
+  Json slim = Json::object();
+  for (const auto& [mime, value] : data.items()) {
+    if (mime == "text/plain") {
+      slim[mime] = text_of(value).substr(0, 200);
+    } else if (mime == "image/png" || mime == "image/jpeg") {
+      std::string encoded = text_of(value);
+      if (images_kept < kImagesKept && base64_decoded_size(encoded) <= kImageBytesKept) {
+        ++images_kept;
+        slim[mime] = std::move(encoded);
+      } else {
+        slim[mime] = Json{{"dropped", true}};
+      }
+    } else {
+      slim[mime] = nullptr;
     }
-    return joined;
   }
-  return {};
+  return slim;
 }
 
 Json error_object(const std::string& text, bool interrupted) {
@@ -60,7 +76,9 @@ Status Execution::deliver(const Json& bundle) {
     outcome_.result = text_of(data->value("text/plain", Json()));
     return {};
   }
-  if (outcome_.displays.size() < kDisplaysKept) outcome_.displays.push_back(*data);
+  if (outcome_.displays.size() < kDisplaysKept) {
+    outcome_.displays.push_back(slim_display(*data, images_kept_));
+  }
   return {};
 }
 
@@ -153,6 +171,23 @@ ExecutionSnapshot Execution::snapshot() {
     copy.usage = Json{{"wall_s", wall}, {"cpu_s", 0.0}, {"peak_rss_bytes", 0}};
   }
   return copy;
+}
+
+bool Execution::stop_requested() {
+  std::lock_guard lock(mutex_);
+  return stop_ != StopReason::kNone;
+}
+
+std::string text_of(const Json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_array()) {
+    std::string joined;
+    for (const auto& part : value) {
+      if (part.is_string()) joined += part.get<std::string>();
+    }
+    return joined;
+  }
+  return {};
 }
 
 }  // namespace o4s::mcp

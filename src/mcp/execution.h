@@ -23,6 +23,9 @@ using Json = nlohmann::json;
 enum class StopReason { kNone, kInterrupted, kTimeout };
 
 // A copy of an execution's state, taken under its lock.
+// A Jupyter mime value as text: a string, or an array of strings joined.
+std::string text_of(const Json& value);
+
 struct ExecutionSnapshot {
   std::string id;
   std::string kernel_id;
@@ -53,6 +56,7 @@ class Execution : public kernel::ChunkSink, public kernel::DisplaySink, public k
   // worker died and the kernel is dead.
   void finish(const Result<Json>& response);
   void mark_stop(StopReason reason);
+  bool stop_requested();  // interrupted, timed out or cancelled
   void add_artifact(Json artifact);
 
   // True once finished; waits at most `timeout`.
@@ -75,6 +79,7 @@ class Execution : public kernel::ChunkSink, public kernel::DisplaySink, public k
   StopReason stop_ = StopReason::kNone;
   std::string live_stdout_;
   std::size_t live_dropped_ = 0;
+  std::size_t images_kept_ = 0;  // images held in displays (slim_display)
   ExecutionSnapshot outcome_;
 };
 

@@ -1,5 +1,7 @@
 #include "mcp/execution_result.h"
 
+#include <algorithm>
+
 #include "base/utf8.h"
 #include "mcp/base64.h"
 
@@ -9,18 +11,6 @@ namespace {
 
 constexpr std::size_t kMaxImages = 8;
 constexpr std::size_t kMaxImageBytes = 1u << 20;
-
-std::string text_of(const Json& value) {
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_array()) {
-    std::string joined;
-    for (const auto& part : value) {
-      if (part.is_string()) joined += part.get<std::string>();
-    }
-    return joined;
-  }
-  return {};
-}
 
 // The code-point suffix of `text` holding `count` code points.
 std::string_view tail_chars(std::string_view text, std::size_t count) {
@@ -49,6 +39,10 @@ Images collect_images(const std::vector<Json>& displays) {
     for (const char* mime : {"image/png", "image/jpeg"}) {
       auto it = data.find(mime);
       if (it == data.end()) continue;
+      if (it->is_object()) {  // over the bound when it came (slim_display)
+        ++images.dropped;
+        break;
+      }
       std::string encoded = text_of(*it);
       // Jupyter's base64 may carry line breaks; MCP's data is one string.
       std::erase_if(encoded, [](char c) { return c == '\n' || c == '\r'; });
@@ -63,6 +57,38 @@ Images collect_images(const std::vector<Json>& displays) {
     images.summaries.push_back(std::move(summary));
   }
   return images;
+}
+
+// The error with its evalue and its traceback (joined, one string per
+// line kept) each cut to `max_chars`; `cut` counts what went.
+Json cut_error(const Json& error, std::size_t max_chars, std::size_t& cut) {
+  cut = 0;
+  if (!error.is_object()) return error;
+  Json out = error;
+  std::size_t evalue_cut = 0;
+  if (auto evalue = out.find("evalue"); evalue != out.end() && evalue->is_string()) {
+    *evalue = head_and_tail(evalue->get<std::string>(), max_chars, "", evalue_cut);
+  }
+  std::string traceback;
+  if (auto lines = out.find("traceback"); lines != out.end() && lines->is_array()) {
+    for (const auto& line : *lines) {
+      if (line.is_string()) traceback += line.get<std::string>() + "\n";
+    }
+  }
+  std::size_t traceback_cut = 0;
+  traceback = head_and_tail(traceback, max_chars, "", traceback_cut);
+  if (traceback_cut > 0) {
+    Json lines = Json::array();
+    std::size_t start = 0;
+    while (start < traceback.size()) {
+      std::size_t end = std::min(traceback.find('\n', start), traceback.size());
+      lines.push_back(traceback.substr(start, end - start));
+      start = end + 1;
+    }
+    out["traceback"] = std::move(lines);
+  }
+  cut = evalue_cut + traceback_cut;
+  return out;
 }
 
 }  // namespace
@@ -106,6 +132,12 @@ Json execution_tool_result(const ExecutionSnapshot& snap, std::size_t max_output
   std::size_t stderr_cut = 0;
   std::string out = cut_stream("stdout", snap.stdout_text, stdout_cut);
   std::string err = cut_stream("stderr", snap.stderr_text, stderr_cut);
+  // The last value and the error obey the same bound (a 50 MB repr is no
+  // better an answer than 50 MB of stdout).
+  std::size_t result_cut = 0;
+  std::string result = head_and_tail(snap.result, max_output_chars, "", result_cut);
+  std::size_t error_cut = 0;
+  Json error = cut_error(snap.error, max_output_chars, error_cut);
 
   std::string text = out;
   auto section = [&text](const std::string& body) {
@@ -114,10 +146,10 @@ Json execution_tool_result(const ExecutionSnapshot& snap, std::size_t max_output
     text += body;
   };
   section(err);
-  if (!snap.result.empty()) section(snap.result);
-  if (snap.error.is_object()) {
+  if (!result.empty()) section(result);
+  if (error.is_object()) {
     std::string traceback;
-    for (const auto& line : snap.error["traceback"]) traceback += line.get<std::string>() + "\n";
+    for (const auto& line : error["traceback"]) traceback += line.get<std::string>() + "\n";
     section(traceback);
   }
   Images images = collect_images(snap.displays);
@@ -158,9 +190,13 @@ Json execution_tool_result(const ExecutionSnapshot& snap, std::size_t max_output
                   {"execution_count", snap.execution_count},
                   {"stdout", out},
                   {"stderr", err},
-                  {"result", snap.result.empty() ? Json(nullptr) : Json(snap.result)},
-                  {"error", snap.error},
-                  {"truncated", {{"stdout_chars", stdout_cut}, {"stderr_chars", stderr_cut}}},
+                  {"result", result.empty() ? Json(nullptr) : Json(result)},
+                  {"error", error},
+                  {"truncated",
+                   {{"stdout_chars", stdout_cut},
+                    {"stderr_chars", stderr_cut},
+                    {"result_chars", result_cut},
+                    {"error_chars", error_cut}}},
                   {"displays", images.summaries},
                   {"files_read", snap.files_read},
                   {"artifacts", artifacts},

@@ -14,9 +14,9 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
-#include "base/file_io.h"
 #include "base/random_id.h"
 #include "base/unique_fd.h"
 
@@ -30,6 +30,48 @@ using tcp = asio::ip::tcp;
 namespace {
 
 constexpr std::size_t kHeaderLimit = 64u << 10;
+// A request's headers must arrive within this of the connection's turn to
+// read (an idle keep-alive connection is closed after it too), its body
+// within the second: a silent client cannot hold a connection slot.
+constexpr auto kHeaderDeadline = std::chrono::seconds(10);
+constexpr auto kBodyDeadline = std::chrono::seconds(60);
+
+// The socket for Beast's synchronous reads, each waiting at most until the
+// deadline (SO_RCVTIMEO does not bound Asio's blocking reads: it polls).
+class DeadlineStream {
+ public:
+  explicit DeadlineStream(tcp::socket& socket) : socket_(socket) {}
+  void expire_in(std::chrono::steady_clock::duration wait) {
+    deadline_ = std::chrono::steady_clock::now() + wait;
+  }
+  template <class Buffers>
+  std::size_t read_some(const Buffers& buffers, beast::error_code& ec) {
+    for (;;) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      deadline_ - std::chrono::steady_clock::now())
+                      .count();
+      pollfd watch{socket_.native_handle(), POLLIN, 0};
+      int ready = left > 0 ? ::poll(&watch, 1, static_cast<int>(left)) : 0;
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0) {
+        ec = asio::error::timed_out;
+        return 0;
+      }
+      return socket_.read_some(buffers, ec);
+    }
+  }
+  template <class Buffers>
+  std::size_t read_some(const Buffers& buffers) {
+    beast::error_code ec;
+    std::size_t n = read_some(buffers, ec);
+    if (ec) throw beast::system_error(ec);
+    return n;
+  }
+
+ private:
+  tcp::socket& socket_;
+  std::chrono::steady_clock::time_point deadline_;
+};
 
 // Boost 1.74's Beast has its own string_view.
 std::string_view view(beast::string_view text) { return {text.data(), text.size()}; }
@@ -85,20 +127,41 @@ class HttpFrontend {
   using Request = http::request<http::string_body>;
   // false: the connection is to be closed.
   bool handle(tcp::socket& socket, Request& request);
+  // Target, Origin and token, from the headers alone: nullopt when the
+  // request may go on, else what reply() returned for the refusal.
+  std::optional<bool> refuse(tcp::socket& socket, const Request& head);
+  bool too_large(tcp::socket& socket);
   bool handle_post(tcp::socket& socket, Request& request);
   bool reply(tcp::socket& socket, const Request& request, http::status status,
              const std::string& body, const std::string& content_type = "application/json",
              const std::string& session_id = "");
   bool stream(tcp::socket& socket, const std::shared_ptr<Session>& parent, Json message,
               const std::string& session_id);
-  std::shared_ptr<Session> find_session(const std::string& id);
+  // The session, marked in use until the returned guard is dropped.
+  std::shared_ptr<Session> use_session(const std::string& id, std::shared_ptr<void>& in_use);
+  // Registers an initialized session; when full, the session unused for
+  // longest (and with no request in flight) is closed to make room.
+  bool add_session(const std::string& id, std::shared_ptr<Session> session);
 
   McpServer& server_;
   const HttpSettings settings_;
   std::mutex mutex_;
   std::size_t connections_ = 0;
-  std::map<std::string, std::shared_ptr<Session>> sessions_;
+  struct SessionSlot {
+    std::shared_ptr<Session> session;
+    std::chrono::steady_clock::time_point last_used = std::chrono::steady_clock::now();
+    int in_flight = 0;
+  };
+  std::map<std::string, SessionSlot> sessions_;
 };
+
+// The method of a request, or "" when there is none or it is no string
+// (classify() then answers the client's error).
+std::string method_of(const Json& message) {
+  if (!message.is_object()) return "";
+  auto method = message.find("method");
+  return method != message.end() && method->is_string() ? method->get<std::string>() : "";
+}
 
 std::string rpc_error_body(int code, const std::string& message) {
   return error_response(nullptr, code, message).dump();
@@ -133,10 +196,43 @@ bool HttpFrontend::reply(tcp::socket& socket, const Request& request, http::stat
   return !ec && response.keep_alive();
 }
 
-std::shared_ptr<Session> HttpFrontend::find_session(const std::string& id) {
+std::shared_ptr<Session> HttpFrontend::use_session(const std::string& id,
+                                                   std::shared_ptr<void>& in_use) {
   std::lock_guard lock(mutex_);
   auto it = sessions_.find(id);
-  return it == sessions_.end() ? nullptr : it->second;
+  if (it == sessions_.end()) return nullptr;
+  it->second.in_flight += 1;
+  it->second.last_used = std::chrono::steady_clock::now();
+  in_use = std::shared_ptr<void>(nullptr, [this, id](void*) {
+    std::lock_guard done(mutex_);
+    auto slot = sessions_.find(id);
+    if (slot == sessions_.end()) return;
+    slot->second.in_flight -= 1;
+    slot->second.last_used = std::chrono::steady_clock::now();
+  });
+  return it->second.session;
+}
+
+bool HttpFrontend::add_session(const std::string& id, std::shared_ptr<Session> session) {
+  std::shared_ptr<Session> evicted;
+  {
+    std::lock_guard lock(mutex_);
+    if (sessions_.size() >= settings_.max_sessions) {
+      auto oldest = sessions_.end();
+      for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+        if (it->second.in_flight > 0) continue;
+        if (oldest == sessions_.end() || it->second.last_used < oldest->second.last_used) {
+          oldest = it;
+        }
+      }
+      if (oldest == sessions_.end()) return false;
+      evicted = std::move(oldest->second.session);
+      sessions_.erase(oldest);
+    }
+    sessions_[id].session = std::move(session);
+  }
+  if (evicted) evicted->close();
+  return true;
 }
 
 void HttpFrontend::serve_connection(tcp::socket socket) {
@@ -144,30 +240,56 @@ void HttpFrontend::serve_connection(tcp::socket socket) {
   timeval timeout{settings_.send_timeout_s, 0};
   ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
   beast::flat_buffer buffer(kHeaderLimit + 8192);
+  DeadlineStream stream(socket);
   for (;;) {
     http::request_parser<http::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(kHeaderLimit));
     parser.body_limit(settings_.max_body_bytes);
     beast::error_code ec;
-    http::read(socket, buffer, parser, ec);
+    stream.expire_in(kHeaderDeadline);
+    http::read_header(stream, buffer, parser, ec);
     if (ec == http::error::body_limit) {
-      // Refused from its Content-Length (or once past the bound), never
-      // read whole; the connection is closed after.
-      Request head;
-      head.version(11);
-      reply(socket, head, http::status::payload_too_large,
-            rpc_error_body(rpc_error::kInvalidRequest, "the body is over 16 MiB"));
+      too_large(socket);
+      break;
+    }
+    if (ec) break;
+    // Refused before its body is read: no token, no cost.
+    if (auto refused = refuse(socket, parser.get())) {
+      if (!*refused) break;
+      continue;
+    }
+    stream.expire_in(kBodyDeadline);
+    http::read(stream, buffer, parser, ec);
+    if (ec == http::error::body_limit) {
+      too_large(socket);
       break;
     }
     if (ec) break;
     Request request = parser.release();
-    if (!handle(socket, request)) break;
+    // Whatever a client sends, a failure ends this connection, never the
+    // process.
+    bool go_on = false;
+    try {
+      go_on = handle(socket, request);
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "openai4s-mcp: request failed: %s\n", error.what());
+    }
+    if (!go_on) break;
   }
   beast::error_code ignored;
   socket.shutdown(tcp::socket::shutdown_both, ignored);
 }
 
-bool HttpFrontend::handle(tcp::socket& socket, Request& request) {
+// Refused from its Content-Length (or once past the bound), never read
+// whole; the connection is closed after.
+bool HttpFrontend::too_large(tcp::socket& socket) {
+  Request head;
+  head.version(11);
+  return reply(socket, head, http::status::payload_too_large,
+               rpc_error_body(rpc_error::kInvalidRequest, "the body is over 16 MiB"));
+}
+
+std::optional<bool> HttpFrontend::refuse(tcp::socket& socket, const Request& request) {
   std::string_view target = view(request.target());
   if (target.substr(0, target.find('?')) != "/mcp") {
     return reply(socket, request, http::status::not_found, "");
@@ -192,6 +314,10 @@ bool HttpFrontend::handle(tcp::socket& socket, Request& request) {
         rpc_error_body(rpc_error::kInvalidRequest,
                        "Unauthorized: send Authorization: Bearer <token from --token-file>"));
   }
+  return std::nullopt;
+}
+
+bool HttpFrontend::handle(tcp::socket& socket, Request& request) {
   if (request.method() == http::verb::post) return handle_post(socket, request);
   if (request.method() == http::verb::delete_) {
     std::string id(request["Mcp-Session-Id"]);
@@ -200,7 +326,7 @@ bool HttpFrontend::handle(tcp::socket& socket, Request& request) {
       std::lock_guard lock(mutex_);
       auto it = sessions_.find(id);
       if (it != sessions_.end()) {
-        session = it->second;
+        session = it->second.session;
         sessions_.erase(it);
       }
     }
@@ -218,34 +344,33 @@ bool HttpFrontend::handle_post(tcp::socket& socket, Request& request) {
     return reply(socket, request, http::status::bad_request,
                  rpc_error_body(rpc_error::kParseError, "Parse error: not valid JSON"));
   }
-  bool initializing = message.is_object() && message.value("method", "") == "initialize";
+  bool initializing = method_of(message) == "initialize";
   std::string session_id(request["Mcp-Session-Id"]);
   std::shared_ptr<Session> parent;
+  std::shared_ptr<void> in_use;
   if (initializing) {
-    std::lock_guard lock(mutex_);
-    if (sessions_.size() >= settings_.max_sessions) {
-      return reply(socket, request, http::status::service_unavailable,
-                   rpc_error_body(rpc_error::kInternalError, "too many sessions"));
-    }
     session_id = random_hex(16);
     // The root holds the protocol state; every message goes out through
-    // a request's own channel.
+    // a request's own channel. It is registered once initialize succeeded.
     parent = std::make_shared<Session>([](const std::string&) { return false; });
-    sessions_[session_id] = parent;
   } else {
     if (session_id.empty()) {
       return reply(socket, request, http::status::bad_request,
                    rpc_error_body(rpc_error::kInvalidRequest,
                                   "Bad Request: Mcp-Session-Id header is required"));
     }
-    parent = find_session(session_id);
+    parent = use_session(session_id, in_use);
     if (!parent) {
       return reply(socket, request, http::status::not_found,
                    rpc_error_body(rpc_error::kInvalidRequest, "Session not found"));
     }
   }
-  bool is_request = message.is_object() && message.contains("method") && message.contains("id");
-  if (is_request && message.value("method", "") == "tools/call") {
+  // Only a valid request streams: one the server answers with id null
+  // (an invalid id) would leave the stream waiting for its own id.
+  auto id = message.is_object() ? message.find("id") : message.end();
+  bool valid_id =
+      message.is_object() && id != message.end() && (id->is_string() || id->is_number_integer());
+  if (valid_id && method_of(message) == "tools/call") {
     return stream(socket, parent, std::move(message), session_id);
   }
   std::string answer;
@@ -256,6 +381,15 @@ bool HttpFrontend::handle_post(tcp::socket& socket, Request& request) {
       },
       parent);
   server_.handle(channel, std::move(message));
+  if (initializing) {
+    Json answered = Json::parse(answer, nullptr, false);
+    bool ok = answered.is_object() && answered.contains("result");
+    if (ok && !add_session(session_id, parent)) {
+      return reply(socket, request, http::status::service_unavailable,
+                   rpc_error_body(rpc_error::kInternalError, "too many sessions, all in use"));
+    }
+    if (!ok) session_id.clear();
+  }
   if (answer.empty()) return reply(socket, request, http::status::accepted, "", "", session_id);
   return reply(socket, request, http::status::ok, answer, "application/json", session_id);
 }
@@ -282,7 +416,10 @@ bool HttpFrontend::stream(tcp::socket& socket, const std::shared_ptr<Session>& p
       [fd, done, id](const std::string& text) {
         bool final = false;
         Json parsed = Json::parse(text, nullptr, false);
-        if (parsed.is_object() && !parsed.contains("method") && parsed.value("id", Json()) == id) {
+        // Its own answer, or an error about the request itself (id null).
+        auto answered = parsed.is_object() ? parsed.find("id") : parsed.end();
+        if (parsed.is_object() && !parsed.contains("method") && answered != parsed.end() &&
+            (*answered == id || answered->is_null())) {
           final = true;
         }
         bool ok = write_all(fd, "event: message\ndata: " + text + "\n\n");
@@ -319,29 +456,54 @@ bool is_loopback_host(const std::string& host) {
   return host == "127.0.0.1" || host == "::1" || host == "localhost" || host == "[::1]";
 }
 
+namespace {
+
+bool write_all_file(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+}  // namespace
+
 Result<std::string> load_or_create_token(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (fd) {
     std::string token = random_hex(32);
     std::string line = token + "\n";
-    if (::write(fd.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
-      return system_error("write " + path, errno);
+    if (!write_all_file(fd.get(), line)) {
+      int error = errno;
+      ::unlink(path.c_str());  // a short token must not be found next time
+      return system_error("write " + path, error);
     }
     std::fprintf(stderr, "openai4s-mcp: a new bearer token is in %s\n", path.c_str());
     return token;
   }
   if (errno != EEXIST) return system_error("create " + path, errno);
+  // Checked and read through one fd: what was checked is what is read.
+  UniqueFd file(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!file) return system_error("open " + path, errno);
   struct stat info {};
-  if (::lstat(path.c_str(), &info) != 0) return system_error("stat " + path, errno);
-  if (!S_ISREG(info.st_mode) || (info.st_mode & 077) != 0) {
+  if (::fstat(file.get(), &info) != 0) return system_error("stat " + path, errno);
+  if (!S_ISREG(info.st_mode) || (info.st_mode & 077) != 0 || info.st_uid != ::geteuid()) {
     return make_error(ErrorCode::kInvalidArgument,
                       "the token file " + path +
-                          " must be a regular file only its owner can read "
+                          " must be a regular file of this user that only its owner can read "
                           "(chmod 600)");
   }
-  auto text = read_file(path);
-  if (!text) return std::move(text).error();
-  std::string token = text.value();
+  std::string token;
+  char chunk[256];
+  for (;;) {
+    ssize_t n = ::read(file.get(), chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return system_error("read " + path, errno);
+    if (n == 0 || token.size() > 4096) break;
+    token.append(chunk, static_cast<std::size_t>(n));
+  }
   while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
     token.pop_back();
   }
@@ -376,7 +538,12 @@ Status serve_http(McpServer& server, const HttpSettings& settings) {
   for (;;) {
     tcp::socket socket(context);
     acceptor.accept(socket, ec);
-    if (ec) continue;
+    if (ec) {
+      // Out of fds (EMFILE) and the like: wait for some to close rather
+      // than spin on the same error.
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
     if (!frontend->admit()) {
       // Over the connection bound: refused at once, never queued.
       static const char kBusy[] =

@@ -103,7 +103,33 @@ Result<std::string> KernelPool::choose_workspace(const std::string& kernel_id,
                       "workspace " + real.value() +
                           " contains the server's data directory (its store and audit log)");
   }
+  if (Status apart = apart_from_others(real.value(), root.value()); !apart) {
+    return std::move(apart).error();
+  }
   return real.value();
+}
+
+// A cell can rename and replace whatever lies inside its workspace: a
+// workspace that is the root, holds the default workspaces, or nests with
+// another kernel's would let one kernel's cell move another's files (or
+// point them at the host). Sharing the very same directory is allowed.
+Status KernelPool::apart_from_others(const std::string& wanted, const std::string& root) {
+  auto refuse = [&](const std::string& why) {
+    return make_error(ErrorCode::kInvalidArgument, "workspace " + wanted + " " + why);
+  };
+  if (wanted == root) return refuse("is the --workspace-root itself: ask for a directory under it");
+  auto defaults = real_path(settings_.data_dir + "/agent-workspaces");
+  if (defaults && path_contains(wanted, defaults.value())) {
+    return refuse("contains the kernels' default workspaces");
+  }
+  std::lock_guard lock(mutex_);
+  for (const auto& [id, other] : kernels_) {
+    if (other->workspace == wanted) continue;
+    if (path_contains(wanted, other->workspace) || path_contains(other->workspace, wanted)) {
+      return refuse("nests with kernel " + id + "'s workspace " + other->workspace);
+    }
+  }
+  return {};
 }
 
 Result<std::shared_ptr<Kernel>> KernelPool::create(const std::string& language,
@@ -141,6 +167,14 @@ Result<std::shared_ptr<Kernel>> KernelPool::create(const std::string& language,
     return std::move(chosen).error();
   }
   kernel->workspace = chosen.value();
+  // The directory the file tools may use from now on, whatever its path
+  // comes to point at later.
+  auto pinned = directory_id(kernel->workspace);
+  if (!pinned) {
+    release();
+    return std::move(pinned).error();
+  }
+  kernel->workspace_id = pinned.value();
 
   store::NewFrame frame;
   frame.kind = "turn";
@@ -193,9 +227,18 @@ Result<std::shared_ptr<Kernel>> KernelPool::create(const std::string& language,
 }
 
 std::shared_ptr<Kernel> KernelPool::find(const std::string& kernel_id) {
-  std::lock_guard lock(mutex_);
-  auto it = kernels_.find(kernel_id);
-  return it == kernels_.end() ? nullptr : it->second;
+  std::shared_ptr<Kernel> kernel;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = kernels_.find(kernel_id);
+    if (it == kernels_.end()) return nullptr;
+    kernel = it->second;
+  }
+  // Any use (a file read, a variable listing) keeps it from idling out.
+  std::lock_guard lock(kernel->mutex);
+  kernel->last_used = std::chrono::steady_clock::now();
+  kernel->last_used_text = utc_now();
+  return kernel;
 }
 
 void KernelPool::close_kernel(const std::shared_ptr<Kernel>& kernel) {
@@ -229,6 +272,12 @@ Status KernelPool::restart(const std::string& kernel_id) {
   auto kernel = find(kernel_id);
   if (!kernel)
     return make_error(ErrorCode::kInvalidArgument, "no kernel with kernel_id " + kernel_id);
+  {
+    std::lock_guard lock(kernel->mutex);
+    if (kernel->closed) {
+      return make_error(ErrorCode::kNotAlive, "kernel " + kernel_id + " was shut down");
+    }
+  }
   // The manager closes the old worker first: a running cell ends (its
   // execution says the worker is gone) and frees the transaction.
   Status restarted = kernel->manager->restart(settings_.init_timeout_s);
@@ -285,12 +334,17 @@ void KernelPool::remember(const std::shared_ptr<Execution>& execution) {
   std::lock_guard lock(mutex_);
   executions_[execution->id()] = execution;
   execution_order_.push_back(execution->id());
-  while (execution_order_.size() > kExecutionsKept) {
-    auto oldest = executions_.find(execution_order_.front());
-    // A running cell is never forgotten.
-    if (oldest != executions_.end() && !oldest->second->finished()) break;
-    if (oldest != executions_.end()) executions_.erase(oldest);
-    execution_order_.erase(execution_order_.begin());
+  // The oldest finished ones go; a running cell is never forgotten, and
+  // one long cell does not keep every later execution either.
+  for (auto it = execution_order_.begin();
+       it != execution_order_.end() && execution_order_.size() > kExecutionsKept;) {
+    auto found = executions_.find(*it);
+    if (found != executions_.end() && !found->second->finished()) {
+      ++it;
+      continue;
+    }
+    if (found != executions_.end()) executions_.erase(found);
+    it = execution_order_.erase(it);
   }
 }
 
@@ -301,6 +355,18 @@ std::shared_ptr<Execution> KernelPool::find_execution(const std::string& executi
 }
 
 Result<std::shared_ptr<Execution>> KernelPool::start_execute(const std::shared_ptr<Kernel>& kernel,
+                                                             const std::string& code,
+                                                             std::optional<double> timeout_s,
+                                                             CellBindings bindings,
+                                                             bool on_this_thread) {
+  auto started = register_cell(kernel, code, timeout_s, std::move(bindings), on_this_thread);
+  // Outside the kernel's lock: the pool's lock is never taken under it
+  // (housekeep takes them the other way round).
+  if (started) remember(started.value());
+  return started;
+}
+
+Result<std::shared_ptr<Execution>> KernelPool::register_cell(const std::shared_ptr<Kernel>& kernel,
                                                              const std::string& code,
                                                              std::optional<double> timeout_s,
                                                              CellBindings bindings,
@@ -330,7 +396,6 @@ Result<std::shared_ptr<Execution>> KernelPool::start_execute(const std::shared_p
                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                            std::chrono::duration<double>(*timeout_s));
   }
-  remember(execution);
   if (on_this_thread) return execution;
   kernel->runner = std::thread([kernel, execution, code, bindings = std::move(bindings)] {
     run_cell(kernel, execution, code, bindings);
@@ -344,8 +409,15 @@ void run_cell(const std::shared_ptr<Kernel>& kernel, const std::shared_ptr<Execu
   kernel->hooks->set_cell(bindings.approver, [cell](const kernel::Json& saved) {
     if (auto live = cell.lock()) live->add_artifact(saved);
   });
-  auto result = kernel->manager->execute(code, "user", std::nullopt, execution.get(),
-                                         execution.get(), execution.get());
+  Result<Json> result = make_error(ErrorCode::kSystem, "internal error");
+  try {
+    result = kernel->manager->execute(code, "user", std::nullopt, execution.get(), execution.get(),
+                                      execution.get());
+  } catch (const std::exception& error) {
+    // Never the process's end (the runner thread has no other catch), and
+    // the kernel is freed: the cell is reported failed.
+    result = make_error(ErrorCode::kSystem, std::string("internal error: ") + error.what());
+  }
   kernel->hooks->set_cell({}, {});
   std::lock_guard done(kernel->mutex);
   kernel->running.reset();
@@ -407,6 +479,9 @@ void KernelPool::housekeep() {
         }
       } else if (!kernel->running && settings_.idle_timeout.count() > 0 &&
                  now - kernel->last_used >= settings_.idle_timeout) {
+        // Closed under the same lock start_execute checks: no cell can
+        // start between this decision and the shutdown.
+        kernel->closed = true;
         idle.push_back(kernel);
       }
     }

@@ -20,6 +20,7 @@
 #include "kernel/kernel_manager.h"
 #include "mcp/execution.h"
 #include "mcp/kernel_hooks.h"
+#include "mcp/workspace_files.h"
 #include "sandbox/sandbox_settings.h"
 #include "store/store.h"
 
@@ -46,8 +47,9 @@ struct Kernel {
   std::string id;
   std::string language;
   std::string workspace;
-  std::string frame_id;  // the kernel's root frame: "always" answers are scoped to it
-  std::string created;   // ISO 8601 UTC
+  DirectoryId workspace_id;  // the workspace as created (see read_file/write_file)
+  std::string frame_id;      // the kernel's root frame: "always" answers are scoped to it
+  std::string created;       // ISO 8601 UTC
   std::unique_ptr<kernel::KernelManager> manager;
   std::shared_ptr<McpKernelHooks> hooks;
 
@@ -109,9 +111,15 @@ class KernelPool {
              std::shared_ptr<store::Store> store);
   Result<std::string> choose_workspace(const std::string& kernel_id,
                                        const std::optional<std::string>& requested);
+  Status apart_from_others(const std::string& wanted, const std::string& root);
   void close_kernel(const std::shared_ptr<Kernel>& kernel);
   void housekeep();
   void remember(const std::shared_ptr<Execution>& execution);
+  // start_execute's part under the kernel's lock.
+  Result<std::shared_ptr<Execution>> register_cell(const std::shared_ptr<Kernel>& kernel,
+                                                   const std::string& code,
+                                                   std::optional<double> timeout_s,
+                                                   CellBindings bindings, bool on_this_thread);
 
   const PoolSettings settings_;
   const sandbox::SandboxSettings sandbox_settings_;

@@ -89,11 +89,36 @@ std::string ResourceRegistry::spill_output(const std::string& kernel_id,
   return uri;
 }
 
+namespace {
+
+// A filename as one URI path segment: everything but RFC 3986's
+// unreserved characters as %XX ("a b#c" would otherwise cut the URI).
+std::string percent_encoded(const std::string& text) {
+  static const char* const kHex = "0123456789ABCDEF";
+  std::string out;
+  for (char ch : text) {
+    auto c = static_cast<unsigned char>(ch);
+    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '-' || c == '.' || c == '_' || c == '~';
+    if (plain) {
+      out += ch;
+    } else {
+      out += '%';
+      out += kHex[c >> 4U];
+      out += kHex[c & 15U];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string ResourceRegistry::add_artifact(const std::string& kernel_id,
                                            const std::string& version_id,
                                            const std::string& filename,
                                            const std::string& snapshot_path) {
-  std::string uri = "openai4s://kernels/" + kernel_id + "/artifacts/" + version_id + "/" + filename;
+  std::string uri = "openai4s://kernels/" + kernel_id + "/artifacts/" + version_id + "/" +
+                    percent_encoded(filename);
   add(uri, Entry{snapshot_path, filename, mime_type_for(filename), kernel_id});
   return uri;
 }

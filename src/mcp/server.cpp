@@ -11,6 +11,29 @@ namespace {
 
 // tools/call threads at once: past it, a call is refused, not queued.
 constexpr std::size_t kMaxConcurrentCalls = 256;
+// Of which one client (session) may hold at most this many: one client
+// cannot take every slot from the others.
+constexpr int kMaxCallsPerSession = 64;
+
+// The row keeps a preview of the arguments, never a whole file: long
+// strings (write_file's content, a long cell) are cut before the row is
+// queued, so the queue holds no megabytes.
+constexpr std::size_t kAuditStringChars = 4096;
+
+Json trimmed_for_audit(const Json& arguments) {
+  if (!arguments.is_object()) return arguments;
+  Json out = Json::object();
+  for (const auto& [key, value] : arguments.items()) {
+    if (value.is_string() && value.get_ref<const std::string&>().size() > kAuditStringChars) {
+      const auto& text = value.get_ref<const std::string&>();
+      out[key] = text.substr(0, kAuditStringChars) + "...[" +
+                 std::to_string(text.size() - kAuditStringChars) + " more bytes]";
+    } else {
+      out[key] = value;
+    }
+  }
+  return out;
+}
 
 bool supported_version(const std::string& version) {
   for (const char* known : kProtocolVersions) {
@@ -119,9 +142,16 @@ void McpServer::dispatch_request(const std::shared_ptr<Session>& session, Incomi
     answer(in.id, entry.handler(session, in));
     return;
   }
+  if (!session->begin_call(kMaxCallsPerSession)) {
+    session->send(error_response(in.id, rpc_error::kInternalError,
+                                 "too many tool calls at once from this client (64); retry when "
+                                 "some ended"));
+    return;
+  }
   {
     std::lock_guard lock(calls_mutex_);
     if (calls_running_ >= kMaxConcurrentCalls) {
+      session->end_call();
       session->send(error_response(in.id, rpc_error::kInternalError,
                                    "too many tool calls at once (256); retry when some ended"));
       return;
@@ -137,8 +167,11 @@ void McpServer::dispatch_request(const std::shared_ptr<Session>& session, Incomi
     } catch (const std::exception& error) {
       reply =
           Reply::fail(rpc_error::kInternalError, std::string("internal error: ") + error.what());
+    } catch (...) {
+      reply = Reply::fail(rpc_error::kInternalError, "internal error");
     }
     answer(in.id, reply);
+    session->end_call();
     std::lock_guard lock(calls_mutex_);
     --calls_running_;
     calls_done_.notify_all();
@@ -217,7 +250,7 @@ void McpServer::audit_tool_call(const std::shared_ptr<Session>& session, const s
   made_once.unlock();
   store::HostCallRecord record;
   record.method = "mcp." + tool;
-  record.args = Json::array({arguments});
+  record.args = Json::array({trimmed_for_audit(arguments)});
   record.ok = !result.value("isError", false);
   record.frame_id = frame;
   Json outcome = Json::object();

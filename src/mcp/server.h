@@ -97,7 +97,7 @@ class McpServer {
   void audit_tool_call(const std::shared_ptr<Session>& session, const std::string& tool,
                        const Json& arguments, const Json& result);
   host::Approver approver_for(const std::shared_ptr<Session>& session,
-                              const std::string& kernel_id);
+                              const std::shared_ptr<Kernel>& kernel);
 
   KernelPool& pool_;
   ServerInfo info_;

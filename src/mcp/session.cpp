@@ -1,8 +1,17 @@
 #include "mcp/session.h"
 
+#include <algorithm>
+
 #include "mcp/json_rpc.h"
 
 namespace o4s::mcp {
+
+namespace {
+
+// Cancels remembered for requests not (yet) registered.
+constexpr std::size_t kEarlyCancelsKept = 256;
+
+}  // namespace
 
 Session::Session(Writer writer) : writer_(std::move(writer)) {}
 
@@ -21,7 +30,8 @@ void Session::notify(const std::string& method, Json params) {
   (void)send(notification(method, std::move(params)));
 }
 
-Result<Json> Session::ask(const std::string& method, Json params, std::chrono::seconds timeout) {
+Result<Json> Session::ask(const std::string& method, Json params, std::chrono::seconds timeout,
+                          const std::function<bool()>& give_up) {
   Session& state = root();
   if (closed()) return make_error(ErrorCode::kNotAlive, "the client is gone");
   std::string key;
@@ -40,8 +50,25 @@ Result<Json> Session::ask(const std::string& method, Json params, std::chrono::s
   std::unique_lock lock(state.mutex_);
   // This channel's closing (a closed HTTP stream) wakes the wait too.
   auto gone = [&] { return state.closed_ || (parent_ && closed_flag_.load()); };
-  bool came = state.answered_.wait_for(lock, timeout,
-                                       [&] { return gone() || state.pending_[key].has_value(); });
+  auto ready = [&] { return gone() || state.pending_[key].has_value(); };
+  auto until = std::chrono::steady_clock::now() + timeout;
+  bool came = false;
+  bool gave_up = false;
+  while (!came && std::chrono::steady_clock::now() < until) {
+    auto slice = std::min<std::chrono::steady_clock::duration>(
+        std::chrono::milliseconds(250), until - std::chrono::steady_clock::now());
+    came = state.answered_.wait_for(lock, slice, ready);
+    if (came || !give_up) continue;
+    lock.unlock();
+    gave_up = give_up();
+    lock.lock();
+    if (gave_up) break;
+  }
+  if (gave_up && !state.pending_[key].has_value()) {
+    state.pending_.erase(key);
+    return make_error(ErrorCode::kCancelled, "the cell was stopped while it waited for an answer");
+  }
+  came = came || ready();
   std::optional<Json> answer = std::move(state.pending_[key]);
   state.pending_.erase(key);
   if (!came || !answer) {
@@ -49,10 +76,13 @@ Result<Json> Session::ask(const std::string& method, Json params, std::chrono::s
                       gone() ? "the client is gone" : "the client did not answer in time");
   }
   if (auto error = answer->find("error"); error != answer->end()) {
+    auto message = error->is_object() ? error->find("message") : error->end();
+    bool text = error->is_object() && message != error->end() && message->is_string();
     return make_error(ErrorCode::kProtocol,
-                      "the client refused: " + error->value("message", std::string("?")));
+                      "the client refused: " + (text ? message->get<std::string>() : "?"));
   }
-  return answer->value("result", Json::object());
+  auto result = answer->find("result");
+  return result != answer->end() ? *result : Json::object();
 }
 
 void Session::deliver_response(const Json& id, const Json& message) {
@@ -72,14 +102,23 @@ void Session::on_cancel(const Json& request_id, std::function<void()> cancel) {
     }
     return parent_->on_cancel(request_id, std::move(cancel));
   }
-  std::lock_guard lock(mutex_);
-  cancels_[id_key(request_id)] = std::move(cancel);
+  {
+    std::lock_guard lock(mutex_);
+    auto early = std::find(early_cancels_.begin(), early_cancels_.end(), id_key(request_id));
+    if (early == early_cancels_.end()) {
+      cancels_[id_key(request_id)] = std::move(cancel);
+      return;
+    }
+    early_cancels_.erase(early);
+  }
+  cancel();  // the client cancelled before the call got here
 }
 
 void Session::forget_cancel(const Json& request_id) {
   if (parent_) return parent_->forget_cancel(request_id);
   std::lock_guard lock(mutex_);
   cancels_.erase(id_key(request_id));
+  std::erase(early_cancels_, id_key(request_id));
 }
 
 void Session::cancel(const Json& request_id) {
@@ -88,7 +127,12 @@ void Session::cancel(const Json& request_id) {
   {
     std::lock_guard lock(mutex_);
     auto it = cancels_.find(id_key(request_id));
-    if (it == cancels_.end()) return;
+    if (it == cancels_.end()) {
+      // Perhaps not registered yet (a cell being started): remembered.
+      early_cancels_.push_back(id_key(request_id));
+      if (early_cancels_.size() > kEarlyCancelsKept) early_cancels_.pop_front();
+      return;
+    }
     cancel = it->second;
   }
   cancel();
@@ -168,7 +212,9 @@ bool Session::client_can_elicit() {
 std::string Session::client_name() {
   if (parent_) return parent_->client_name();
   std::lock_guard lock(mutex_);
-  return client_info_.value("name", std::string("unknown client"));
+  auto name = client_info_.find("name");
+  return name != client_info_.end() && name->is_string() ? name->get<std::string>()
+                                                         : std::string("unknown client");
 }
 
 }  // namespace o4s::mcp
@@ -186,5 +232,16 @@ void Session::set_audit_frame(std::string frame_id) {
   std::lock_guard lock(mutex_);
   audit_frame_ = std::move(frame_id);
 }
+
+bool Session::begin_call(int limit) {
+  std::atomic<int>& running = root().calls_running_;
+  int now = running.load();
+  do {
+    if (now >= limit) return false;
+  } while (!running.compare_exchange_weak(now, now + 1));
+  return true;
+}
+
+void Session::end_call() { root().calls_running_ -= 1; }
 
 }  // namespace o4s::mcp

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -38,8 +39,10 @@ class Session {
   bool send(const Json& message);
   void notify(const std::string& method, Json params);
   // A request to the client, answered through deliver_response; fails on
-  // timeout, on a client error, or when the session closes.
-  Result<Json> ask(const std::string& method, Json params, std::chrono::seconds timeout);
+  // timeout, on a client error, when the session closes, or (checked a few
+  // times a second, outside the session's lock) once `give_up` says so.
+  Result<Json> ask(const std::string& method, Json params, std::chrono::seconds timeout,
+                   const std::function<bool()>& give_up = {});
   void deliver_response(const Json& id, const Json& message);
 
   // A running request that notifications/cancelled may stop.
@@ -58,6 +61,10 @@ class Session {
   // The connection's frame in the store's audit log ("" until made).
   std::string audit_frame();
   void set_audit_frame(std::string frame_id);
+  // A share of the server's call threads per client: false when this
+  // session already runs `limit` calls; else counted until end_call().
+  bool begin_call(int limit);
+  void end_call();
 
  private:
   Session& root() { return parent_ ? *parent_ : *this; }
@@ -65,6 +72,7 @@ class Session {
 
   Writer writer_;
   std::shared_ptr<Session> parent_;
+  std::atomic<int> calls_running_{0};  // on the root
   std::mutex write_mutex_;
   std::vector<std::string> own_cancels_;  // a channel's registrations (id keys)
 
@@ -73,6 +81,9 @@ class Session {
   long long next_id_ = 1;
   std::map<std::string, std::optional<Json>> pending_;  // id key -> the answer once it came
   std::map<std::string, std::function<void()>> cancels_;
+  // Cancels that came before their request registered (newest last,
+  // bounded): on_cancel runs the cancel at once for these.
+  std::deque<std::string> early_cancels_;
   bool closed_ = false;
   std::atomic<bool> closed_flag_{false};  // closed_, readable under the root's lock
   std::string version_;

@@ -25,6 +25,18 @@ bool write_all(int fd, const char* data, std::size_t size) {
   return true;
 }
 
+// A message that fails to be handled costs the client an error answer,
+// never the server its life.
+void handle_guarded(McpServer& server, const std::shared_ptr<Session>& session,
+                    const std::string& text) {
+  try {
+    server.handle_text(session, text);
+  } catch (const std::exception& error) {
+    session->send(error_response(nullptr, rpc_error::kInternalError,
+                                 std::string("internal error: ") + error.what()));
+  }
+}
+
 }  // namespace
 
 int take_protocol_stdout() {
@@ -56,7 +68,7 @@ void serve_stdio(McpServer& server, const std::shared_ptr<Session>& session) {
       if (!skipping) {
         pending.append(buffer + start, i - start);
         if (!pending.empty() && pending.back() == '\r') pending.pop_back();
-        if (!pending.empty()) server.handle_text(session, pending);
+        if (!pending.empty()) handle_guarded(server, session, pending);
       }
       pending.clear();
       skipping = false;

@@ -1,5 +1,9 @@
 #include "mcp/tool_schemas.h"
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
 namespace o4s::mcp {
 
 namespace {
@@ -35,7 +39,7 @@ constexpr const char* kTools = R"json([
   "properties": {
    "kernel_id": {"type": "string"},
    "code": {"type": "string"},
-   "timeout_s": {"type": "number", "minimum": 0.001, "description": "Interrupt the cell after this many seconds."},
+   "timeout_s": {"type": "number", "minimum": 0.001, "maximum": 604800, "description": "Interrupt the cell after this many seconds."},
    "max_output_chars": {"type": "integer", "minimum": 200, "maximum": 1000000, "default": 20000},
    "wait": {"type": "boolean", "default": true}},
   "required": ["kernel_id", "code"]},
@@ -68,7 +72,7 @@ constexpr const char* kTools = R"json([
  "inputSchema": {"type": "object", "additionalProperties": false,
   "properties": {
    "kernel_id": {"type": "string"}, "path": {"type": "string"},
-   "offset": {"type": "integer", "minimum": 0, "default": 0},
+   "offset": {"type": "integer", "minimum": 0, "maximum": 9007199254740992, "default": 0},
    "length": {"type": "integer", "minimum": 1, "maximum": 4194304, "default": 1048576}},
   "required": ["kernel_id", "path"]},
  "outputSchema": {"type": "object",
@@ -155,10 +159,17 @@ bool has_type(const Json& value, const std::string& type) {
   if (type == "string") return value.is_string();
   if (type == "boolean") return value.is_boolean();
   if (type == "integer") {
+    // Past LLONG_MAX it would turn negative where the handlers read it.
+    if (value.is_number_unsigned()) {
+      return value.get<std::uint64_t>() <= std::numeric_limits<long long>::max();
+    }
     if (value.is_number_integer()) return true;
-    // 3.0 is an integer in JSON Schema.
-    return value.is_number_float() &&
-           value.get<double>() == static_cast<long long>(value.get<double>());
+    // 3.0 is an integer in JSON Schema; only up to 2^53, where a double
+    // still holds every integer (and the cast to long long is defined).
+    if (!value.is_number_float()) return false;
+    double number = value.get<double>();
+    return std::isfinite(number) && std::trunc(number) == number &&
+           std::fabs(number) <= 9007199254740992.0;
   }
   if (type == "number") return value.is_number();
   return false;

@@ -27,29 +27,16 @@ std::string unknown_kernel(const std::string& id) {
          "kernels; create_kernel starts a new one.";
 }
 
-// The command shown exactly: control characters escaped, nothing cut.
-std::string escape_controls(const std::string& text) {
-  static const char* const kHex = "0123456789abcdef";
-  std::string out;
-  for (char ch : text) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\\') {
-      out += "\\\\";
-    } else if (c < 0x20 || c == 0x7f) {
-      out += "\\x";
-      out += kHex[c >> 4U];
-      out += kHex[c & 15U];
-    } else {
-      out += ch;
-    }
-  }
-  return out;
+// The decision in an elicitation answer, or "" for anything else (the
+// caller denies): the client's JSON is not trusted to have our shape.
+std::string elicited_decision(const Json& answer) {
+  if (!answer.is_object()) return "";
+  auto action = answer.find("action");
+  if (action == answer.end() || *action != "accept") return "";
+  auto content = answer.find("content");
+  if (content == answer.end() || !content->is_object()) return "";
+  auto decision = content->find("decision");
+  return decision != content->end() && decision->is_string() ? decision->get<std::string>() : "";
 }
 
 Json ok_result(Json structured) {
@@ -104,32 +91,53 @@ Json McpServer::restart_kernel(ToolCall& call) {
 }
 
 host::Approver McpServer::approver_for(const std::shared_ptr<Session>& session,
-                                       const std::string& kernel_id) {
+                                       const std::shared_ptr<Kernel>& kernel) {
   std::weak_ptr<Session> weak = session;
-  return [weak, kernel_id](const host::ApprovalRequest& request) {
+  std::weak_ptr<Kernel> weak_kernel = kernel;
+  return [weak, weak_kernel, kernel_id = kernel->id](const host::ApprovalRequest& request) {
     auto client = weak.lock();
     // Fail closed: nobody who can answer means the unattended policy
     // (deny), whose reason the cell's error states in one line.
     if (!client || client->closed() || !client->client_can_elicit()) {
       return host::ApprovalAnswer::kNoChannel;
     }
+    // The shared rendering (controls, bidi and invisible characters
+    // escaped, a long target cut visibly); "always" only for a target
+    // shown whole and verbatim.
+    Json choices = Json::array({"once"});
+    Json names = Json::array({"Allow once"});
+    if (request.text.always_offered) {
+      choices.push_back("always");
+      names.push_back("Always allow (this kernel)");
+    }
+    choices.push_back("deny");
+    names.push_back("Deny");
     Json schema{{"type", "object"},
                 {"properties",
                  {{"decision",
                    {{"type", "string"},
                     {"title", "Decision"},
-                    {"enum", {"once", "always", "deny"}},
-                    {"enumNames", {"Allow once", "Always allow (this kernel)", "Deny"}}}}}},
+                    {"enum", std::move(choices)},
+                    {"enumNames", std::move(names)}}}}},
                 {"required", {"decision"}}};
     std::string message = "A cell in kernel " + kernel_id + " asks to run host." + request.tool +
-                          ":\n" + escape_controls(request.target) + "\nAllow it?";
+                          ":\n" + request.text.target_block + "Allow it?";
     Json params{{"message", message}, {"requestedSchema", schema}};
     if (client->protocol_version() >= "2025-11-25") params["mode"] = "form";
-    auto answer = client->ask("elicitation/create", params, kApprovalWait);
-    if (!answer || answer.value().value("action", "") != "accept") {
-      return host::ApprovalAnswer::kDeny;
-    }
-    std::string decision = answer.value().value("content", Json::object()).value("decision", "");
+    // An interrupt, a cancel or timeout_s ends the wait (a deny).
+    auto stopped = [weak_kernel] {
+      auto live = weak_kernel.lock();
+      if (!live) return true;
+      std::shared_ptr<Execution> running;
+      {
+        std::lock_guard lock(live->mutex);
+        running = live->running;
+      }
+      return running && running->stop_requested();
+    };
+    auto answer = client->ask("elicitation/create", params, kApprovalWait, stopped);
+    if (!answer) return host::ApprovalAnswer::kDeny;
+    std::string decision = elicited_decision(answer.value());
     if (decision == "once") return host::ApprovalAnswer::kOnce;
     if (decision == "always") return host::ApprovalAnswer::kConversation;
     return host::ApprovalAnswer::kDeny;
@@ -143,7 +151,7 @@ Json McpServer::execute(ToolCall& call) {
   std::optional<double> timeout_s;
   if (call.arguments.contains("timeout_s")) timeout_s = call.arguments["timeout_s"].get<double>();
   auto max_chars = call.arguments.value("max_output_chars", 20000LL);
-  CellBindings bindings{approver_for(call.session, id)};
+  CellBindings bindings{approver_for(call.session, kernel)};
   bool wait = call.arguments.value("wait", true);
   // Nothing to report while it runs: the cell runs on this thread.
   bool here = wait && !call.progress_token;
@@ -250,7 +258,7 @@ Json McpServer::read_file(ToolCall& call) {
   std::string id = call.arguments["kernel_id"];
   auto kernel = pool_.find(id);
   if (!kernel) return tool_error(unknown_kernel(id));
-  auto read = read_workspace_file(kernel->workspace, call.arguments["path"],
+  auto read = read_workspace_file(kernel->workspace, kernel->workspace_id, call.arguments["path"],
                                   call.arguments.value("offset", 0LL),
                                   call.arguments.value("length", 1LL << 20));
   if (!read) return tool_error("read_file: " + read.error().message);
@@ -273,7 +281,8 @@ Json McpServer::write_file(ToolCall& call) {
     if (!decoded) return tool_error("write_file: content is not valid (padded, standard) base64");
     content = std::move(*decoded);
   }
-  auto written = write_workspace_file(kernel->workspace, call.arguments["path"], content);
+  auto written = write_workspace_file(kernel->workspace, kernel->workspace_id,
+                                      call.arguments["path"], content);
   if (!written) return tool_error("write_file: " + written.error().message);
   return ok_result(written.value());
 }

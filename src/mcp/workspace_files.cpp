@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "base/paths.h"
@@ -46,17 +47,45 @@ Result<std::vector<std::string>> components_inside(const std::string& workspace,
   return parts;
 }
 
+DirectoryId id_of(const struct stat& info) {
+  return {static_cast<std::uint64_t>(info.st_dev), static_cast<std::uint64_t>(info.st_ino)};
+}
+
+Error moved(const std::string& workspace) {
+  return refused("the workspace " + workspace +
+                 " is no longer the directory the kernel was created with (it was moved or "
+                 "replaced): create a new kernel");
+}
+
+Status still_pinned(const std::string& workspace, const DirectoryId& pinned) {
+  auto now = directory_id(workspace);
+  if (!now || !(now.value() == pinned)) return moved(workspace);
+  return {};
+}
+
 }  // namespace
 
-Result<Json> read_workspace_file(const std::string& workspace, const std::string& path,
-                                 long long offset, long long length) {
+Result<DirectoryId> directory_id(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return system_error("stat " + path, errno);
+  if (!S_ISDIR(info.st_mode)) return refused("not a directory: " + path);
+  return id_of(info);
+}
+
+Result<Json> read_workspace_file(const std::string& workspace, const DirectoryId& pinned,
+                                 const std::string& path, long long offset, long long length) {
   auto parts = components_inside(workspace, path);
   if (!parts) return std::move(parts).error();
+  if (Status same = still_pinned(workspace, pinned); !same) return std::move(same).error();
   auto opened = host::open_regular_inside(workspace, path);
   if (!opened) return std::move(opened).error();
+  // Checked again once open: a swap between the two checks and the open
+  // needs the cell to win a narrow race both ways.
+  if (Status same = still_pinned(workspace, pinned); !same) return std::move(same).error();
   long long size = opened.value().size;
-  long long start = std::min(offset, size);
-  long long count = std::min(length, size - start);
+  // Both within [0, size]: no overflow whatever the client asked.
+  long long start = std::clamp(offset, 0LL, size);
+  long long count = std::clamp(length, 0LL, size - start);
   std::string bytes(static_cast<std::size_t>(count), '\0');
   std::size_t done = 0;
   while (done < bytes.size()) {
@@ -78,8 +107,8 @@ Result<Json> read_workspace_file(const std::string& workspace, const std::string
               {"eof", start + static_cast<long long>(bytes.size()) >= size}};
 }
 
-Result<Json> write_workspace_file(const std::string& workspace, const std::string& path,
-                                  const std::string& bytes) {
+Result<Json> write_workspace_file(const std::string& workspace, const DirectoryId& pinned,
+                                  const std::string& path, const std::string& bytes) {
   if (bytes.size() > kWriteMaxBytes) {
     return refused("content is " + std::to_string(bytes.size()) +
                    " bytes; write_file takes at most 16 MiB per call");
@@ -90,6 +119,11 @@ Result<Json> write_workspace_file(const std::string& workspace, const std::strin
   if (!parts) return std::move(parts).error();
   UniqueFd dir(::open(root.value().c_str(), O_DIRECTORY | O_RDONLY | O_CLOEXEC));
   if (!dir) return system_error("open " + root.value(), errno);
+  // The directory opened is the kernel's own: everything below is opened
+  // from this fd without following symlinks.
+  struct stat opened {};
+  if (::fstat(dir.get(), &opened) != 0) return system_error("stat " + root.value(), errno);
+  if (!(id_of(opened) == pinned)) return moved(workspace);
   const std::vector<std::string>& names = parts.value();
   for (std::size_t i = 0; i + 1 < names.size(); ++i) {
     if (::mkdirat(dir.get(), names[i].c_str(), 0755) != 0 && errno != EEXIST) {

@@ -29,7 +29,7 @@ test('once runs the command and asks again next time; the prompt shows it exactl
   assert.match(first.structuredContent.stdout, /approved-once/);
   assert.equal(asked.length, 1);
   const prompt = asked[0];
-  assert.ok(prompt.message.includes(command.replace(/\\/g, '\\\\')), prompt.message);
+  assert.ok(prompt.message.includes(command), prompt.message);
   assert.doesNotMatch(prompt.message, /[\x00-\x08\x0b-\x1f\x7f]/, 'no raw control characters');
   assert.deepEqual(prompt.requestedSchema.properties.decision.enum, ['once', 'always', 'deny']);
   const second = await run(client, kernel, cell);
@@ -68,4 +68,28 @@ test('a client without elicitation is denied, in one line that says why', async 
   assert.equal(denied.structuredContent.status, 'error');
   assert.match(denied.structuredContent.error.evalue, /nobody can be asked here/);
   assert.doesNotMatch(denied.structuredContent.error.evalue, /\n/);
+});
+
+test('the prompt is the shared rendering: bidi escaped, a long command cut and never "always"', async (t) => {
+  const { client, asked } = await elicitingClient(t, ['deny', 'deny']);
+  const kernel = await newKernel(client);
+  const bidi = "host.bash('echo safe \\u202e; echo other #')";
+  await run(client, kernel, bidi);
+  assert.doesNotMatch(asked[0].message, /[\u202a-\u202e\u2066-\u2069\u200b\u2028]/, asked[0].message);
+  assert.match(asked[0].message, /\\u\{?202[eE]/);
+  const long = `host.bash('echo ' + 'x' * 6000)`;
+  await run(client, kernel, long);
+  assert.equal(asked.length, 2);
+  assert.match(asked[1].message, /sha256/);
+  assert.ok(asked[1].message.length < 6000, `cut: ${asked[1].message.length}`);
+  assert.deepEqual(asked[1].requestedSchema.properties.decision.enum, ['once', 'deny']);
+});
+
+test('timeout_s ends a cell that waits for an approval nobody gives', async (t) => {
+  const { client } = await connect(t, { capabilities: { elicitation: {} } });
+  client.setRequestHandler(ElicitRequestSchema, () => new Promise(() => {}));
+  const kernel = await newKernel(client);
+  const waited = await run(client, kernel, "host.bash('echo never')", { timeout_s: 2 }, { timeout: 60000 });
+  assert.notEqual(waited.structuredContent.status, 'ok', JSON.stringify(waited.structuredContent));
+  assert.equal((await run(client, kernel, '1 + 1')).structuredContent.result, '2');
 });

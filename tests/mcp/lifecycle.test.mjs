@@ -68,3 +68,16 @@ test('--max-kernels bounds the kernels; --idle-timeout shuts idle ones down', as
   assert.equal(gone.isError, true);
   assert.ok(await until(() => processesIn(workspace).length === 0));
 });
+
+test('reading files and listing variables count as use: the kernel does not idle out', async (t) => {
+  const { client } = await connect(t, { extra: ['--idle-timeout', '2'] });
+  const kernel_id = (await call(client, 'create_kernel', {})).structuredContent.kernel_id;
+  await call(client, 'write_file', { kernel_id, path: 'a.txt', content: 'x' });
+  for (let i = 0; i < 8; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const read = await call(client, i % 2 ? 'read_file' : 'list_variables', i % 2 ? { kernel_id, path: 'a.txt' } : { kernel_id });
+    assert.ok(!read.isError, `use ${i}: ${read.content[0].text}`);
+  }
+  const ran = await call(client, 'execute', { kernel_id, code: '1 + 1' });
+  assert.equal(ran.structuredContent.result, '2');
+});

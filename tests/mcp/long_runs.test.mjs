@@ -103,3 +103,31 @@ test('cells on different kernels run in parallel', async (t) => {
   // Both started before either finished: they overlapped.
   assert.ok(Math.abs(ta - tb) < 2, `${ta} ${tb}`);
 });
+
+test('one long cell does not keep every later execution: the oldest finished ones are trimmed', async (t) => {
+  const { client } = await connect(t);
+  const slow = await newKernel(client);
+  const busy = await run(client, slow, 'import time\ntime.sleep(120)', { wait: false });
+  const fast = await newKernel(client);
+  const first = (await run(client, fast, '1')).structuredContent.execution_id;
+  for (let i = 0; i < 260; i++) await run(client, fast, '1');
+  const gone = await call(client, 'get_execution', { execution_id: first });
+  assert.equal(gone.isError, true, 'the oldest finished execution was trimmed');
+  const running = await call(client, 'get_execution', { execution_id: busy.structuredContent.execution_id });
+  assert.equal(running.structuredContent.status, 'running', 'the running one is kept');
+  await call(client, 'interrupt', { kernel_id: slow });
+});
+
+test('one client holds at most 64 calls at once; past it a call is refused, not queued', async (t) => {
+  const { client } = await connect(t);
+  const kernel = await newKernel(client);
+  const busy = await run(client, kernel, 'import time\ntime.sleep(60)', { wait: false });
+  const execution_id = busy.structuredContent.execution_id;
+  const calls = Array.from({ length: 70 }, () => call(client, 'get_execution', { execution_id, wait_s: 3 }));
+  const settled = await Promise.allSettled(calls);
+  const refused = settled.filter((s) => s.status === 'rejected');
+  assert.ok(refused.length >= 6, `refused ${refused.length}`);
+  assert.match(String(refused[0].reason), /too many tool calls at once from this client/);
+  assert.ok(settled.filter((s) => s.status === 'fulfilled').length <= 64);
+  await call(client, 'interrupt', { kernel_id: kernel });
+});

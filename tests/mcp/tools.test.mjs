@@ -166,3 +166,33 @@ test('bad arguments and unknown handles are tool errors that say what to fix', a
   const ok = await run(client, kernel, '6 * 7');
   assert.equal(ok.structuredContent.result, '42');
 });
+
+test('max_output_chars also cuts the last value and the error, and says how much', async (t) => {
+  const { client } = await connect(t);
+  const kernel = await newKernel(client);
+  const value = await run(client, kernel, "'v' * 50000", { max_output_chars: 1000 });
+  const s = value.structuredContent;
+  assert.ok(s.result.length < 2000, `result is ${s.result.length} chars`);
+  assert.ok(value.content[0].text.length < 3000, `text is ${value.content[0].text.length} chars`);
+  assert.ok(s.truncated.result_chars > 40000, JSON.stringify(s.truncated));
+  const failed = await run(client, kernel, "raise ValueError('e' * 50000)", { max_output_chars: 1000 });
+  const f = failed.structuredContent;
+  assert.equal(f.status, 'error');
+  assert.ok(f.error.evalue.length < 2000, `evalue is ${f.error.evalue.length} chars`);
+  assert.ok(JSON.stringify(f.error.traceback).length < 3000, 'traceback cut');
+  assert.ok(failed.content[0].text.length < 3000, `text is ${failed.content[0].text.length} chars`);
+  assert.ok(f.truncated.error_chars > 40000, JSON.stringify(f.truncated));
+});
+
+test('an artifact whose name holds URI characters gets an escaped URI that reads back', async (t) => {
+  const { client } = await connect(t);
+  const kernel = await newKernel(client);
+  const saved = await run(client, kernel, "open('a b#c?d%.txt', 'w').write('hi')\nhost.save_artifact('a b#c?d%.txt')\n'ok'");
+  assert.equal(saved.structuredContent.status, 'ok', saved.content[0].text);
+  const link = saved.content.find((block) => block.type === 'resource_link');
+  assert.ok(link, JSON.stringify(saved.content));
+  assert.match(link.uri, /\/a%20b%23c%3Fd%25\.txt$/, link.uri);
+  assert.doesNotThrow(() => new URL(link.uri));
+  const read = await client.readResource({ uri: link.uri });
+  assert.ok(read.contents.length === 1, JSON.stringify(read));
+});
