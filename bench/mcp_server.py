@@ -21,7 +21,14 @@ import sys
 import tempfile
 import time
 
-from bench.side_by_side import format_seconds, machine_line, median_p90, write_report
+from bench.side_by_side import (
+    cold_start,
+    format_seconds,
+    machine_line,
+    median_p90,
+    round_trips,
+    write_report,
+)
 
 ADDED_MEDIAN_TARGET_S = 0.0003
 
@@ -110,31 +117,6 @@ class PythonApi:
         pass
 
 
-def cold_start(system, cwd):
-    began = time.perf_counter()
-    system.start(cwd)
-    try:
-        system.run("1+1")
-        return time.perf_counter() - began
-    finally:
-        system.stop()
-
-
-def round_trips(system, cwd, cells):
-    system.start(cwd)
-    try:
-        for _ in range(5):
-            system.run("pass")
-        times = []
-        for _ in range(cells):
-            began = time.perf_counter()
-            system.run("pass")
-            times.append(time.perf_counter() - began)
-        return times
-    finally:
-        system.stop()
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m bench.mcp_server", description=__doc__)
     parser.add_argument("--rounds", type=int, default=5, help="cold starts per system")
@@ -154,9 +136,9 @@ def main(argv=None):
             for round_index in range(args.rounds):
                 order = systems if round_index % 2 == 0 else systems[::-1]
                 for system in order:
-                    cold[system.name].append(cold_start(system, cwd))
+                    cold[system.name].append(cold_start(system, cwd, "1+1"))
                     trips[system.name].extend(
-                        round_trips(system, cwd, max(1, args.cells // args.rounds))
+                        round_trips(system, cwd, max(1, args.cells // args.rounds), "pass", warm=5)
                     )
         finally:
             for system in systems:

@@ -20,7 +20,14 @@ import sys
 import tempfile
 import time
 
-from bench.side_by_side import format_seconds, machine_line, median_p90, write_report
+from bench.side_by_side import (
+    cold_start,
+    format_seconds,
+    machine_line,
+    median_p90,
+    round_trips,
+    write_report,
+)
 
 ROUND_TRIP_TARGET = 0.1
 COLD_START_TARGET = 0.5
@@ -78,33 +85,6 @@ class IRkernel:
         self.km.shutdown_kernel(now=True)
 
 
-def cold_start(system, cwd):
-    began = time.perf_counter()
-    system.start(cwd)
-    try:
-        out = system.run("1+1")
-        elapsed = time.perf_counter() - began
-    finally:
-        system.stop()
-    assert "2" in out, f"{system.name}: unexpected 1+1 output {out!r}"
-    return elapsed
-
-
-def round_trips(system, cwd, cells):
-    system.start(cwd)
-    try:
-        for _ in range(3):  # warm: first cells load methods and printing
-            system.run("1+1")
-        times = []
-        for _ in range(cells):
-            began = time.perf_counter()
-            system.run("1+1")
-            times.append(time.perf_counter() - began)
-    finally:
-        system.stop()
-    return times
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m bench.r_kernel", description=__doc__)
     parser.add_argument("--rounds", type=int, default=5, help="cold starts per system")
@@ -120,9 +100,9 @@ def main(argv=None):
         for round_index in range(args.rounds):
             order = systems if round_index % 2 == 0 else systems[::-1]
             for system in order:
-                cold[system.name].append(cold_start(system, cwd))
+                cold[system.name].append(cold_start(system, cwd, "1+1", expect="2"))
                 per_round = max(1, args.cells // args.rounds)
-                trips[system.name].extend(round_trips(system, cwd, per_round))
+                trips[system.name].extend(round_trips(system, cwd, per_round, "1+1", warm=3))
     load_after = os.getloadavg()
 
     rows = []

@@ -4,6 +4,7 @@ text, the machine line, and the JSON report under bench/results/."""
 
 import json
 import os
+import time
 from datetime import datetime, timezone
 
 from bench.rows import TIME
@@ -39,3 +40,33 @@ def write_report(prefix, report):
     with open(path, "w", encoding="utf-8") as out:
         json.dump(report, out, indent=2)
     return path
+
+
+def cold_start(system, cwd, cell, expect=None):
+    """Seconds from `system.start` to the answer of its first cell (the
+    system is stopped after); `expect` must be in that answer when given."""
+    began = time.perf_counter()
+    system.start(cwd)
+    try:
+        out = system.run(cell)
+        elapsed = time.perf_counter() - began
+    finally:
+        system.stop()
+    assert expect is None or expect in out, f"{system.name}: unexpected {cell} output {out!r}"
+    return elapsed
+
+
+def round_trips(system, cwd, cells, cell, warm):
+    """Seconds of each of `cells` runs of `cell`, after `warm` untimed ones."""
+    system.start(cwd)
+    try:
+        for _ in range(warm):
+            system.run(cell)
+        times = []
+        for _ in range(cells):
+            began = time.perf_counter()
+            system.run(cell)
+            times.append(time.perf_counter() - began)
+    finally:
+        system.stop()
+    return times
