@@ -16,6 +16,13 @@ class RunningKernel:
                 startup_timeout=60,
             )
 
+    def restart(self):
+        # jupyter_client relaunches from the environment of the moment: without
+        # the test's own, the new kernel would open the user's real data dir.
+        with self.environment.applied():
+            self.km.restart_kernel(now=False)
+        self.kc.wait_for_ready(timeout=60)
+
     @property
     def pid(self):
         return self.km.provisioner.process.pid

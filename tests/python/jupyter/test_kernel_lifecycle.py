@@ -73,8 +73,7 @@ def test_shutdown_leaves_no_process(environment):
 def test_restart_gives_a_fresh_namespace(kernel):
     kernel.execute("z = 5")
     old_pid = kernel.pid
-    kernel.km.restart_kernel(now=False)
-    kernel.kc.wait_for_ready(timeout=60)
+    kernel.restart()
     assert kernel.pid != old_pid and not alive(old_pid)
     reply, outputs = kernel.execute("print('z' in globals())")
     assert stdout_of(outputs) == "False\n"
