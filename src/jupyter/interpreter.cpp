@@ -7,6 +7,7 @@
 #include <xeus/xinput.hpp>
 
 #include "base/ascii.h"
+#include "host/outside_sandbox_hint.h"
 #include "jupyter/cell_output.h"
 #include "jupyter/error_parts.h"
 #include "jupyter/native_hooks.h"
@@ -351,13 +352,29 @@ nl::json Interpreter::execute_cell(int execution_counter, const std::string& cod
   if (error != response.end() && error->is_string()) {
     bool interrupted = response.value("interrupted", false);
     ErrorParts parts = split_error(error->get<std::string>(), interrupted);
-    return error_reply(execution_counter, parts.ename, parts.evalue, std::move(parts.traceback),
-                       shown);
+    nl::json reply = error_reply(execution_counter, parts.ename, parts.evalue,
+                                 std::move(parts.traceback), shown);
+    if (shown) publish_sandbox_hint(response);
+    return reply;
   }
   return nl::json{{"status", "ok"},
                   {"execution_count", execution_counter},
                   {"payload", nl::json::array()},
                   {"user_expressions", evaluate_expressions(user_expressions)}};
+}
+
+void Interpreter::publish_sandbox_hint(const nl::json& response) {
+  const auto& box = manager_->options().sandbox;
+  if (!box) return;
+  auto status = box->status();
+  if (status.backend != "bubblewrap") return;
+  // R says which file it could not open in a warning (stderr), before the
+  // error; Python in the error's last line.
+  std::string text = response.value("stderr", "");
+  text += "\n";
+  text += response.value("error", "");
+  if (auto hint = host::outside_sandbox_hint(text, status.workspace))
+    publish_stream("stderr", *hint);
 }
 
 std::string Interpreter::cell_name(bool stored, int execution_counter) {

@@ -98,6 +98,9 @@ class Interpreter : public xeus::xinterpreter {
     bool waited = false;
     return ensure_worker(waited);
   }
+  // A one-line hint on stderr when a sandboxed cell failed to find a file
+  // that exists on this machine (host/outside_sandbox_hint.h).
+  void publish_sandbox_hint(const nl::json& response);
   nl::json error_reply(int execution_counter, const std::string& ename, const std::string& evalue,
                        std::vector<std::string> traceback, bool publish);
   nl::json execute_cell(int execution_counter, const std::string& code, bool silent, bool unstored,
