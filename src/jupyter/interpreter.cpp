@@ -9,6 +9,7 @@
 #include "base/ascii.h"
 #include "host/outside_sandbox_hint.h"
 #include "jupyter/cell_output.h"
+#include "jupyter/early_completeness.h"
 #include "jupyter/error_parts.h"
 #include "jupyter/native_hooks.h"
 #include "proto/frame_types.h"
@@ -472,7 +473,9 @@ nl::json Interpreter::inspect_request_impl(const std::string& code, int cursor_p
 
 nl::json Interpreter::is_complete_request_impl(const std::string& code) {
   // Answered by the worker with codeop (openai4s/kernel/runtime/code_completeness.py),
-  // so the grammar is the worker's own Python's.
+  // so the grammar is the worker's own Python's; while it starts, from the
+  // brackets alone (early_completeness.h says why not wait).
+  if (!start_finished()) return early_is_complete(code, is_r());
   auto answer = ask_worker({{"type", proto::frame::kIsComplete}, {"code", code}});
   if (!answer) return nl::json{{"status", "unknown"}};
   nl::json reply{{"status", answer->value("status", "unknown")}};

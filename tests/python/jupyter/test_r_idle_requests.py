@@ -3,6 +3,7 @@ between cells (is_complete on every Enter, complete on Tab, inspect on
 `?`), through jupyter_client, as IRkernel does. Sandbox off: the answers
 come from the R worker either way."""
 
+import json
 import shutil
 import sys
 import time
@@ -154,3 +155,46 @@ def test_is_complete_complete_and_inspect_are_answered_by_r(r_kernel):
 
     reply, outputs = r_kernel.execute("cat(nrow(frame))")
     assert stdout_of(outputs) == "3", "the worker is the same one, namespace kept"
+
+
+def _gate_the_r_worker(environment, gate):
+    """The installed spec's R worker waits for `gate` (a file in the
+    workspace, its cwd) before it starts."""
+    spec_file = (
+        environment.prefix
+        / "share"
+        / "jupyter"
+        / "kernels"
+        / environment.kernel_name
+        / "kernel.json"
+    )
+    spec = json.loads(spec_file.read_text())
+    argv = spec["argv"]
+    at = argv.index("--worker-argv") + 1
+    wait = f'while [ ! -e {gate} ]; do sleep 0.05; done; exec "$@"'
+    argv[at] = json.dumps(["/bin/sh", "-c", wait, "sh", *json.loads(argv[at])])
+    spec_file.write_text(json.dumps(spec))
+
+
+def test_is_complete_is_answered_while_the_r_worker_starts(r_environment):
+    # jupyter console waits one second for its first is_complete answer and
+    # past that stops asking for the whole session; R boots slower than that.
+    _gate_the_r_worker(r_environment, "worker-may-start")
+    kernel = RunningKernel(r_environment)  # kernel_info is answered at once
+    try:
+        for code, status in [
+            ("x <- 1", "complete"),
+            ("for (i in 1:3) {", "incomplete"),
+            ("x <- 1 +", "incomplete"),
+            ("f(1))", "invalid"),
+        ]:
+            reply = _shell_reply(kernel, kernel.kc.is_complete(code), timeout=30)
+            assert reply["status"] == status, (code, reply)
+        (r_environment.workspace / "worker-may-start").touch()
+        reply, outputs = kernel.execute("cat(1 + 1)", timeout=120)
+        assert reply["status"] == "ok" and stdout_of(outputs) == "2"
+        # Once up, the worker's own parser answers.
+        reply = _shell_reply(kernel, kernel.kc.is_complete("x <- )"))
+        assert reply["status"] == "invalid"
+    finally:
+        kernel.shutdown()
