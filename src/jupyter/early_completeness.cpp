@@ -14,37 +14,26 @@ struct Scan {
 
 char closer_of(char opener) { return opener == '(' ? ')' : opener == '[' ? ']' : '}'; }
 
-bool triple_at(std::string_view code, std::size_t i, char quote) {
-  return quote != '`' && i + 2 < code.size() && code[i + 1] == quote && code[i + 2] == quote;
-}
-
-// Brackets and strings (with backslash escapes; Python's triple quotes; R's
-// backquoted names), skipping comments. Enough to tell an open construct from
-// a closed one; the worker's parser decides everything finer.
-Scan scan(std::string_view code, bool r_language) {
+// Brackets and strings (with backslash escapes; backquoted names), skipping
+// comments. Enough to tell an open construct from a closed one; the worker's
+// parser decides everything finer.
+Scan scan(std::string_view code) {
   Scan state;
   char quote = 0;
-  bool triple = false;
   for (std::size_t i = 0; i < code.size(); ++i) {
     const char c = code[i];
     if (quote) {
       if (c == '\\') {
-        ++i;
-      } else if (c == quote && (!triple || triple_at(code, i, quote))) {
-        if (triple) i += 2;
-        quote = 0;
-      } else if (c == '\n' && !triple && !r_language) {
-        state.mismatched = true;  // a Python one-quote string cannot span lines
+        ++i;  // the escaped character cannot end the string
+      } else if (c == quote) {
         quote = 0;
       }
       continue;
     }
     if (c == '#') {
       while (i < code.size() && code[i] != '\n') ++i;
-    } else if (c == '\'' || c == '"' || (r_language && c == '`')) {
+    } else if (c == '\'' || c == '"' || c == '`') {
       quote = c;
-      triple = !r_language && triple_at(code, i, c);
-      if (triple) i += 2;
     } else if (c == '(' || c == '[' || c == '{') {
       state.open.push_back(c);
     } else if (c == ')' || c == ']' || c == '}') {
@@ -81,38 +70,13 @@ bool ends_with_r_operator(std::string_view line) {
          (line.size() == 4 || line[line.size() - 5] == ' ' || line[line.size() - 5] == '}');
 }
 
-std::string leading_blanks(std::string_view line) {
-  std::size_t n = 0;
-  while (n < line.size() && (line[n] == ' ' || line[n] == '\t')) ++n;
-  return std::string(line.substr(0, n));
-}
-
-bool ends_with_blank_line(std::string_view code) {
-  auto newline = code.rfind('\n');
-  if (newline == std::string_view::npos) return false;
-  return code.find_first_not_of(" \t\r", newline + 1) == std::string_view::npos;
-}
-
-nlohmann::json incomplete(std::string indent) {
-  return {{"status", "incomplete"}, {"indent", std::move(indent)}};
-}
-
 }  // namespace
 
-nlohmann::json early_is_complete(std::string_view code, bool r_language) {
-  Scan state = scan(code, r_language);
+nlohmann::json early_r_is_complete(std::string_view code) {
+  Scan state = scan(code);
   if (state.mismatched) return {{"status", "invalid"}};
-  if (state.in_string || !state.open.empty()) return incomplete("");
-  std::string_view last = last_code_line(code);
-  if (r_language) {
-    if (ends_with_r_operator(last)) return incomplete("");
-    return {{"status", "complete"}};
-  }
-  if (!last.empty() && last.back() == '\\') return incomplete(leading_blanks(last));
-  if (!last.empty() && last.back() == ':') return incomplete(leading_blanks(last) + "    ");
-  // Inside an indented block the cell goes on until a blank line ends it.
-  if (!leading_blanks(last).empty() && !ends_with_blank_line(code)) {
-    return incomplete(leading_blanks(last));
+  if (state.in_string || !state.open.empty() || ends_with_r_operator(last_code_line(code))) {
+    return {{"status", "incomplete"}, {"indent", ""}};
   }
   return {{"status", "complete"}};
 }

@@ -473,9 +473,10 @@ nl::json Interpreter::inspect_request_impl(const std::string& code, int cursor_p
 
 nl::json Interpreter::is_complete_request_impl(const std::string& code) {
   // Answered by the worker with codeop (openai4s/kernel/runtime/code_completeness.py),
-  // so the grammar is the worker's own Python's; while it starts, from the
-  // brackets alone (early_completeness.h says why not wait).
-  if (!start_finished()) return early_is_complete(code, is_r());
+  // so the grammar is the worker's own Python's. An R kernel whose worker
+  // is still starting answers from the brackets alone (early_completeness.h
+  // says why not wait).
+  if (is_r() && !start_finished()) return early_r_is_complete(code);
   auto answer = ask_worker({{"type", proto::frame::kIsComplete}, {"code", code}});
   if (!answer) return nl::json{{"status", "unknown"}};
   nl::json reply{{"status", answer->value("status", "unknown")}};
