@@ -23,6 +23,14 @@ core_packages=(
   libboost-dev libgtest-dev libgmock-dev bubblewrap
   r-base-core r-cran-jsonlite
 )
+# The science stack every kernel sees (read-only, in both sandbox modes);
+# the README's table lists it with versions.
+science_packages=(
+  python3-scipy python3-pandas python3-sklearn python3-statsmodels python3-sympy
+  python3-seaborn python3-xarray python3-h5py python3-netcdf4 python3-astropy
+  python3-biopython python3-rdkit
+  r-cran-ggplot2 r-cran-dplyr r-cran-tidyr r-cran-data.table
+)
 jupyter_packages=(xeus-dev cppzmq-dev python3-jupyter-client jupyter-client jupyter-console)
 test_packages=(
   tmux python3-pytest python3-pytest-xdist libbenchmark-dev black clang-format
@@ -31,15 +39,15 @@ test_packages=(
 )
 case "$part" in
   --repl)
-    packages=("${core_packages[@]}")
+    packages=("${core_packages[@]}" "${science_packages[@]}")
     targets=(_core _fast_open)
     ;;
   --jupyter)
-    packages=("${core_packages[@]}" "${jupyter_packages[@]}")
+    packages=("${core_packages[@]}" "${science_packages[@]}" "${jupyter_packages[@]}")
     targets=(openai4s-jupyter-kernel _core _fast_open)
     ;;
   all)
-    packages=("${core_packages[@]}" "${jupyter_packages[@]}" "${test_packages[@]}")
+    packages=("${core_packages[@]}" "${science_packages[@]}" "${jupyter_packages[@]}" "${test_packages[@]}")
     targets=()
     ;;
   *)
