@@ -123,8 +123,7 @@ _QUALIFIERS = re.compile(
     re.S,
 )
 _NAME_BEFORE_PAREN = re.compile(
-    r"((?:~?\w+\s*::\s*)*(?:operator\s*(?:\(\)|[^\w\s(]+|\s\w+)|~?\w+)|\])"
-    r"\s*(<[^()]*>)?\s*$"
+    r"((?:~?\w+\s*::\s*)*(?:operator\s*(?:\(\)|[^\w\s(]+|\s\w+)|~?\w+)|\])" r"\s*(<[^()]*>)?\s*$"
 )
 
 

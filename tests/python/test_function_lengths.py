@@ -79,7 +79,7 @@ def test_scanner_skips_braces_in_comments_strings_and_raw_strings(scanner, tmp_p
     found = _cpp(
         scanner,
         tmp_path,
-        '''\
+        """\
         namespace o4s {
         // a comment with a { brace
         int first() {
@@ -89,7 +89,7 @@ def test_scanner_skips_braces_in_comments_strings_and_raw_strings(scanner, tmp_p
         }
         }  // namespace o4s
         int second() { return 1; }
-        ''',
+        """,
     )
     assert found["first"].length == 5 and found["first"].line == 3
     assert found["second"].length == 1
