@@ -1,14 +1,11 @@
 #include "base/sha256.h"
 
-#include <fcntl.h>
 #include <openssl/evp.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <vector>
-
-#include "base/unique_fd.h"
 
 namespace o4s {
 
@@ -63,12 +60,6 @@ Result<std::string> sha256_fd(int fd, const std::string& what) {
     digest.update(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
   }
   return digest.hex_digest();
-}
-
-Result<std::string> sha256_file(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return system_error("open " + path, errno);
-  return sha256_fd(fd.get(), path);
 }
 
 }  // namespace o4s

@@ -26,8 +26,6 @@ class Sha256 {
   std::unique_ptr<State> state_;
 };
 
-// Hashes a regular file in 1 MiB chunks.
-Result<std::string> sha256_file(const std::string& path);
 // Hashes what is left to read of an open fd (borrowed), in 1 MiB chunks.
 Result<std::string> sha256_fd(int fd, const std::string& what);
 

@@ -88,11 +88,12 @@ std::string resolve_program(const std::string& program, const std::vector<std::s
   return program;
 }
 
-Result<SpawnedPipes> spawn_with_pipes(const SpawnRequest& request) {
-  if (request.argv.empty()) return make_error(ErrorCode::kInvalidArgument, "spawn: empty argv");
-  // 0-2 become the child's pipes; a descriptor to pass there would be
-  // overwritten (a host started with its stdio closed hands out 0-2).
-  for (int fd : request.pass_fds) {
+namespace {
+
+// 0-2 become the child's pipes; a descriptor to pass there would be
+// overwritten (a host started with its stdio closed hands out 0-2).
+Status check_pass_fds(const std::vector<int>& pass_fds) {
+  for (int fd : pass_fds) {
     if (fd < 3) {
       return make_error(ErrorCode::kInvalidArgument,
                         "spawn: descriptor " + std::to_string(fd) +
@@ -100,6 +101,90 @@ Result<SpawnedPipes> spawn_with_pipes(const SpawnRequest& request) {
                             "start the host with stdin, stdout and stderr open");
     }
   }
+  return {};
+}
+
+// What the child execs, built before any fork: the pointers borrow the
+// request's strings.
+struct ExecImage {
+  std::string program;
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+  sigset_t default_signals;
+};
+
+std::vector<char*> null_terminated(const std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  pointers.reserve(strings.size() + 1);
+  for (const auto& s : strings) pointers.push_back(const_cast<char*>(s.c_str()));
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+Result<ExecImage> exec_image(const SpawnRequest& request) {
+  ExecImage image;
+  image.program = resolve_program(request.argv[0], request.env);
+  // Not found on PATH: fail as execvp would. posix_spawn would take the bare
+  // name relative to the child's cwd (the workspace), i.e. run ./name.
+  if (image.program.find('/') == std::string::npos) {
+    return system_error("spawn " + image.program, ENOENT);
+  }
+  image.argv = null_terminated(request.argv);
+  image.envp = null_terminated(request.env);
+  sigemptyset(&image.default_signals);
+  for (int sig : kResetSignals) sigaddset(&image.default_signals, sig);
+  return image;
+}
+
+// Limits or credentials: our own clone, which sets them in the child.
+Result<pid_t> start_cloned(const ExecImage& image, DescriptorPlan fds,
+                           const SpawnRequest& request) {
+  ChildPlan plan;
+  plan.program = image.program.c_str();
+  plan.argv = image.argv.data();
+  plan.envp = image.envp.data();
+  plan.dups = std::move(fds.dups);
+  plan.closes = std::move(fds.closes);
+  plan.close_from = fds.close_from;
+  plan.cwd = request.cwd ? request.cwd->c_str() : nullptr;
+  plan.default_signals = image.default_signals;
+  plan.limits = request.limits;
+  plan.credentials = request.credentials ? &*request.credentials : nullptr;
+  return clone_exec(plan);
+}
+
+Result<pid_t> start_spawned(const ExecImage& image, const DescriptorPlan& fds,
+                            const SpawnRequest& request) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  ScopeExit free_actions([&] { posix_spawn_file_actions_destroy(&actions); });
+  for (auto [from, to] : fds.dups) posix_spawn_file_actions_adddup2(&actions, from, to);
+  for (int fd : fds.closes) posix_spawn_file_actions_addclose(&actions, fd);
+  posix_spawn_file_actions_addclosefrom_np(&actions, fds.close_from);
+  if (request.cwd) posix_spawn_file_actions_addchdir_np(&actions, request.cwd->c_str());
+
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  ScopeExit free_attr([&] { posix_spawnattr_destroy(&attr); });
+  sigset_t empty_mask;
+  sigemptyset(&empty_mask);
+  posix_spawnattr_setsigdefault(&attr, &image.default_signals);
+  // A host thread's blocked mask would otherwise be inherited across exec.
+  posix_spawnattr_setsigmask(&attr, &empty_mask);
+  posix_spawnattr_setflags(&attr, static_cast<short>(POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF |
+                                                     POSIX_SPAWN_SETSIGMASK));
+  pid_t pid = -1;
+  int rc = ::posix_spawn(&pid, image.program.c_str(), &actions, &attr, image.argv.data(),
+                         image.envp.data());
+  if (rc != 0) return system_error("spawn " + image.program, rc);
+  return pid;
+}
+
+}  // namespace
+
+Result<SpawnedPipes> spawn_with_pipes(const SpawnRequest& request) {
+  if (request.argv.empty()) return make_error(ErrorCode::kInvalidArgument, "spawn: empty argv");
+  if (Status ok = check_pass_fds(request.pass_fds); !ok) return std::move(ok).error();
   auto in = make_pipe();
   if (!in) return std::move(in).error();
   auto out = make_pipe();
@@ -117,61 +202,14 @@ Result<SpawnedPipes> spawn_with_pipes(const SpawnRequest& request) {
 
   DescriptorPlan fds =
       plan_descriptors(in->read.get(), out->write.get(), err->write.get(), request.pass_fds);
-  std::string program = resolve_program(request.argv[0], request.env);
-  // Not found on PATH: fail as execvp would. posix_spawn would take the bare
-  // name relative to the child's cwd (the workspace), i.e. run ./name.
-  if (program.find('/') == std::string::npos) return system_error("spawn " + program, ENOENT);
-  std::vector<char*> argv;
-  argv.reserve(request.argv.size() + 1);
-  for (const auto& arg : request.argv) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  envp.reserve(request.env.size() + 1);
-  for (const auto& entry : request.env) envp.push_back(const_cast<char*>(entry.c_str()));
-  envp.push_back(nullptr);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  for (int sig : kResetSignals) sigaddset(&defaults, sig);
-
-  pid_t pid = -1;
-  if (!request.limits.empty() || request.credentials) {
-    ChildPlan plan;
-    plan.program = program.c_str();
-    plan.argv = argv.data();
-    plan.envp = envp.data();
-    plan.dups = std::move(fds.dups);
-    plan.closes = std::move(fds.closes);
-    plan.close_from = fds.close_from;
-    plan.cwd = request.cwd ? request.cwd->c_str() : nullptr;
-    plan.default_signals = defaults;
-    plan.limits = request.limits;
-    plan.credentials = request.credentials ? &*request.credentials : nullptr;
-    auto started = clone_exec(plan);
-    if (!started) return std::move(started).error();
-    pid = started.value();
-  } else {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    ScopeExit free_actions([&] { posix_spawn_file_actions_destroy(&actions); });
-    for (auto [from, to] : fds.dups) posix_spawn_file_actions_adddup2(&actions, from, to);
-    for (int fd : fds.closes) posix_spawn_file_actions_addclose(&actions, fd);
-    posix_spawn_file_actions_addclosefrom_np(&actions, fds.close_from);
-    if (request.cwd) posix_spawn_file_actions_addchdir_np(&actions, request.cwd->c_str());
-
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    ScopeExit free_attr([&] { posix_spawnattr_destroy(&attr); });
-    sigset_t empty_mask;
-    sigemptyset(&empty_mask);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
-    // A host thread's blocked mask would otherwise be inherited across exec.
-    posix_spawnattr_setsigmask(&attr, &empty_mask);
-    posix_spawnattr_setflags(&attr, static_cast<short>(POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF |
-                                                       POSIX_SPAWN_SETSIGMASK));
-    int rc = ::posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
-    if (rc != 0) return system_error("spawn " + program, rc);
-  }
-  return SpawnedPipes{pid, std::move(in->write), std::move(out->read), std::move(err->read)};
+  auto image = exec_image(request);
+  if (!image) return std::move(image).error();
+  auto started = !request.limits.empty() || request.credentials
+                     ? start_cloned(*image, std::move(fds), request)
+                     : start_spawned(*image, fds, request);
+  if (!started) return std::move(started).error();
+  return SpawnedPipes{started.value(), std::move(in->write), std::move(out->read),
+                      std::move(err->read)};
 }
 
 }  // namespace o4s::proc

@@ -15,6 +15,7 @@
 
 #include "base/paths.h"
 #include "base/pipe.h"
+#include "sandbox/bwrap_mounts.h"
 #include "sandbox/diagnosis.h"
 #include "sandbox/resource_limits.h"
 #include "sandbox/seccomp_policy.h"
@@ -107,15 +108,6 @@ std::vector<std::string> sandbox_environment(std::vector<std::string> env) {
     env.push_back(name + "=" + value);
   }
   return env;
-}
-
-// The first path component of `path` below `ancestor` ("/h/a/b" under "/h"
-// -> "a").
-std::optional<std::string> first_component_under(const std::string& ancestor,
-                                                 const std::string& path) {
-  if (!path_contains(ancestor, path) || path == ancestor) return std::nullopt;
-  std::string rest = path.substr(ancestor == "/" ? 1 : ancestor.size() + 1);
-  return rest.substr(0, rest.find('/'));
 }
 
 class BubblewrapLaunch final : public PreparedLaunch {
@@ -502,23 +494,80 @@ std::optional<std::uint64_t> BubblewrapLauncher::oom_kills() const {
   return cgroup_->oom_kills();
 }
 
-Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const LaunchSpec& spec) {
+namespace {
+
+// Resolves, checks and holds the workspace open: the owner read, the grants
+// and the bind then all act on the directory just checked, not on what the
+// path names by then (a live cell of another kernel may swap one of its
+// components).
+Result<HeldPath> hold_workspace(const std::string& path) {
   // A root daemon's sandboxes all run as other uids: a symlink one of them
   // left is not followed to another kernel's workspace.
   auto workspace =
-      resolve_workspace(spec.workspace, ::geteuid() == 0 ? std::optional<uid_t>(0) : std::nullopt);
+      resolve_workspace(path, ::geteuid() == 0 ? std::optional<uid_t>(0) : std::nullopt);
   if (!workspace) {
     if (workspace.error().code == ErrorCode::kSandboxUnavailable) return workspace.error();
-    return make_error(ErrorCode::kSandboxUnavailable,
-                      "the workspace " + spec.workspace + " does not exist");
+    return make_error(ErrorCode::kSandboxUnavailable, "the workspace " + path + " does not exist");
   }
   if (Status ok = check_workspace(*workspace); !ok) return std::move(ok).error();
-  // Held open from here on: the owner read, the grants and the bind all act
-  // on the directory just checked, not on what the path names by then (a
-  // live cell of another kernel may swap one of its components).
-  auto held = HeldPath::open(*workspace);
-  if (!held) return std::move(held).error();
+  return HeldPath::open(*workspace);
+}
 
+SelfTestExpectations expectations_for(const SandboxSettings& settings,
+                                      const SandboxIdentity& identity,
+                                      const std::string& workspace) {
+  SelfTestExpectations expect;
+  expect.identity = identity;
+  expect.workspace = workspace;
+  expect.network_isolated = !settings.allow_raw_network;
+  expect.limits = settings.limits;
+  // RLIMIT_NPROC counts the tasks of a uid: on a uid of the kernel's own it
+  // bounds this sandbox alone (set before bubblewrap makes its user
+  // namespace, it binds the namespace's owner too). On a shared uid it
+  // would bound every sandbox of that uid together, so it is not set; the
+  // pids cgroup bounds this sandbox's tasks instead.
+  if (identity.dropped && !identity.own_uid) expect.limits.processes.reset();
+  expect.read_only_paths = {"/", "/usr", "/etc"};
+  return expect;
+}
+
+Status mount_filesystem(MountPlan& mounts, const LaunchSpec& spec, const SandboxSettings& settings,
+                        const HeldPath& workspace) {
+  std::vector<std::string> readable = runtime_roots(spec.runtime_paths);
+  for (const auto& extra : settings.extra_read_paths) {
+    if (auto resolved = real_path(extra)) readable.push_back(*resolved);
+  }
+  if (Status ok = mounts.bind_runtime(readable); !ok) return ok;
+  if (Status ok = mounts.bind_workspace(workspace); !ok) return ok;
+  if (Status ok = mounts.mask_hidden(spec.hidden_paths, settings.tmpfs_bytes); !ok) return ok;
+  if (Status ok = mounts.bind_exchange_dirs(spec.host_exchange_dirs); !ok) return ok;
+  mounts.mask_home(env_value(spec.request.env, "HOME"), settings.tmpfs_bytes);
+  return {};
+}
+
+// The supervisor's child sets the per-process limits while still root, then
+// leaves root for the sandbox uid, and only then execs bubblewrap:
+// bubblewrap, its PID 1 and the worker all inherit both, and no helper
+// program (setpriv, prlimit) costs an exec on every start.
+void drop_to_identity(proc::SpawnRequest& request, const ResourceLimits& limits,
+                      const SandboxIdentity& identity) {
+  if (!identity.dropped) return;
+  auto add = [&](int resource, const std::optional<std::uint64_t>& value) {
+    if (value) request.limits.push_back({resource, *value});
+  };
+  add(RLIMIT_AS, limits.address_space_bytes);
+  add(RLIMIT_CPU, limits.cpu_seconds);
+  add(RLIMIT_FSIZE, limits.file_size_bytes);
+  if (identity.own_uid) add(RLIMIT_NPROC, limits.processes);
+  request.credentials = proc::ChildCredentials{identity.uid, identity.gid};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const LaunchSpec& spec) {
+  auto held = hold_workspace(spec.workspace);
+  if (!held) return std::move(held).error();
+  const std::string workspace = held->path();
   auto chosen = sandbox_identity(held->stable(held->size() - 1));
   if (!chosen) return std::move(chosen).error();
   const SandboxIdentity identity = std::move(chosen.value());
@@ -527,154 +576,14 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
         ErrorCode::kSandboxUnavailable,
         "the workspace could not be given to the sandbox uid: " + handed.error().message);
   }
-  // Bind sources go to bubblewrap as descriptors: as the sandbox uid it may
-  // not be able to walk to them (root's 0700 directories, pytest's too).
-  std::vector<UniqueFd> sources;
-  auto source_fd = [&](const std::string& path) -> Result<int> {
-    UniqueFd fd(::open(path.c_str(), O_PATH | O_CLOEXEC | O_DIRECTORY));
-    if (!fd) return system_error("open " + path, errno);
-    sources.push_back(std::move(fd));
-    return sources.back().get();
-  };
-  // The last directory of a held path, as a bind source of its own.
-  auto held_source = [&](const HeldPath& path) -> Result<int> {
-    UniqueFd fd(::fcntl(path.fd(path.size() - 1), F_DUPFD_CLOEXEC, 0));
-    if (!fd) return system_error("dup the descriptor of " + path.path(), errno);
-    sources.push_back(std::move(fd));
-    return sources.back().get();
-  };
-  // A directory of the workspace, opened without following a symlink.
-  auto held_fd = [&](const std::string& path) -> Result<int> {
-    auto opened = HeldPath::open(path);
-    if (!opened) return std::move(opened).error();
-    return held_source(*opened);
-  };
 
   BwrapCommand command = isolation_command(bwrap_path_, settings_, host_reader_of(identity));
-  SelfTestExpectations expect;
-  expect.identity = identity;
-  expect.workspace = *workspace;
-  expect.network_isolated = !settings_.allow_raw_network;
-  expect.limits = settings_.limits;
-  // RLIMIT_NPROC counts the tasks of a uid: on a uid of the kernel's own it
-  // bounds this sandbox alone (set before bubblewrap makes its user
-  // namespace, it binds the namespace's owner too). On a shared uid it
-  // would bound every sandbox of that uid together, so it is not set; the
-  // pids cgroup bounds this sandbox's tasks instead.
-  if (identity.dropped && !identity.own_uid) expect.limits.processes.reset();
-  expect.read_only_paths = {"/", "/usr", "/etc"};
-
-  std::vector<std::string> readable = runtime_roots(spec.runtime_paths);
-  for (const auto& extra : settings_.extra_read_paths) {
-    if (auto resolved = real_path(extra)) readable.push_back(*resolved);
+  SelfTestExpectations expect = expectations_for(settings_, identity, workspace);
+  MountPlan mounts(command, expect, identity, workspace);
+  if (Status ok = mount_filesystem(mounts, spec, settings_, *held); !ok) {
+    return std::move(ok).error();
   }
-  std::vector<std::string> visible = {*workspace};
-  for (const auto& root : readable) {
-    // The system layout already shows these read-only.
-    if (path_contains("/usr", root) || path_contains("/etc", root)) continue;
-    if (shown_by_another_root(root, readable, {*workspace})) continue;
-    if (root == *workspace) {
-      // Writable, it would let a cell rewrite the code the next kernel (and
-      // the host, for the package) runs; read-only, it is no workspace.
-      return make_error(ErrorCode::kSandboxUnavailable,
-                        "the workspace " + root +
-                            " is also where the worker's runtime lives (its interpreter prefix or "
-                            "the openai4s package); choose a workspace outside it");
-    }
-    auto source = real_path(root);
-    if (!source) continue;
-    if (Status walked = let_walk_to(identity, *source); !walked) {
-      return make_error(ErrorCode::kSandboxUnavailable,
-                        "the worker's runtime " + *source +
-                            " could not be opened to the sandbox uid: " + walked.error().message);
-    }
-    auto fd = source_fd(*source);
-    if (!fd) {
-      // A runtime file's root is a directory; a plain file is bound by path.
-      command.add({Kind::kReadOnlyBind, *source, root, std::nullopt});
-    } else {
-      command.add({Kind::kReadOnlyBindFd, "", root, std::nullopt, fd.value()});
-    }
-    expect.read_only_paths.push_back(root);
-    visible.push_back(root);
-  }
-  auto workspace_fd = held_source(*held);
-  if (!workspace_fd) return std::move(workspace_fd).error();
-  command.add({Kind::kBindFd, "", *workspace, std::nullopt, workspace_fd.value()});
-  // The host's store inside a visible tree: an empty read-only directory
-  // over it, so a cell can neither read the audit log nor rewrite it.
-  std::vector<std::pair<std::string, std::string>> hidden_paths;  // as given, resolved
-  for (const auto& hidden : spec.hidden_paths) {
-    // One not there yet has nothing to hide.
-    if (auto resolved = real_path(hidden)) hidden_paths.emplace_back(hidden, *resolved);
-  }
-  for (const auto& [hidden, resolved] : hidden_paths) {
-    // (One equal to the workspace was refused before any launcher ran.)
-    bool visible_inside = false;
-    for (const auto& root : visible)
-      visible_inside = visible_inside || path_contains(root, resolved);
-    if (!visible_inside) continue;
-    // The host keeps writing through the path as configured: one that
-    // passes through a symlink a sandbox may own (a cell can repoint it)
-    // is refused, by the workspace's own rule.
-    if (::geteuid() == 0) {
-      auto trusted = resolve_workspace(absolute_path(hidden), 0);
-      if (!trusted) {
-        return make_error(ErrorCode::kSandboxUnavailable,
-                          "the dispatcher's data directory " + hidden +
-                              " cannot be hidden from the sandbox: " + trusted.error().message);
-      }
-    }
-    // A mount point cannot be renamed or removed, so the mask pins the
-    // hidden directory itself; the directories between the workspace and
-    // it are pinned too (each bound onto itself). Otherwise a cell could
-    // move one aside, taking the mask with it, and put its own tree (a
-    // symlink where the host writes artifacts) where the host still looks.
-    if (path_contains(*workspace, resolved)) {
-      for (const auto& between : directories_between(*workspace, resolved)) {
-        // A pin must not bind a hidden directory back over its own mask.
-        bool hides = std::any_of(hidden_paths.begin(), hidden_paths.end(), [&](const auto& other) {
-          return other.second != resolved && path_contains(other.second, between);
-        });
-        if (hides) continue;
-        auto pinned = held_fd(between);
-        if (!pinned) return make_error(ErrorCode::kSandboxUnavailable, pinned.error().message);
-        command.add({Kind::kBindFd, "", between, std::nullopt, pinned.value()});
-      }
-    }
-    command.add({Kind::kMaskDir, "", resolved, settings_.tmpfs_bytes});
-  }
-  for (const auto& dir : spec.host_exchange_dirs) {
-    auto resolved = real_path(dir);
-    if (!resolved || !is_directory(*resolved) || !is_normal_absolute_path(*resolved)) {
-      return make_error(ErrorCode::kSandboxUnavailable,
-                        "the kernel's host exchange directory " + dir + " is not a directory");
-    }
-    if (Status handed = hand_over_exchange_dir(identity, *resolved); !handed) {
-      return make_error(ErrorCode::kSandboxUnavailable,
-                        "the kernel's host exchange directory could not be given to the sandbox "
-                        "uid: " +
-                            handed.error().message);
-    }
-    auto dir_fd = source_fd(*resolved);
-    if (!dir_fd) return make_error(ErrorCode::kSandboxUnavailable, dir_fd.error().message);
-    command.add({Kind::kBindFd, "", *resolved, std::nullopt, dir_fd.value()});
-  }
-
-  // The host home becomes a private empty tmpfs, unless it is (inside) the
-  // workspace the user asked to expose.
-  auto home = env_value(spec.request.env, "HOME");
-  if (home && is_normal_absolute_path(*home) && *home != "/" && is_directory(*home) &&
-      !path_contains(*workspace, *home)) {
-    command.add({Kind::kTmpfs, "", *home, settings_.tmpfs_bytes});
-    expect.masked_home = *home;
-    for (const auto& path : visible) {
-      if (auto entry = first_component_under(*home, path)) {
-        expect.home_allowed_entries.push_back(*entry);
-      }
-    }
-  }
-  command.chdir(*workspace);
+  command.chdir(workspace);
 
   auto made = make_pipe();
   if (!made) return std::move(made).error();
@@ -685,31 +594,19 @@ Result<std::unique_ptr<PreparedLaunch>> BubblewrapLauncher::prepare(const Launch
                       "the seccomp policy could not be built: " + seccomp.error().message);
   }
   command.info_fd(info_pipe.write.get()).seccomp_fd(seccomp->get());
-
   auto argv = command.build(spec.request.argv);
   if (!argv) {
     Error error = std::move(argv).error();
     error.code = ErrorCode::kSandboxUnavailable;
     return error;
   }
+
   proc::SpawnRequest request;
   request.argv = std::move(argv.value());
-  if (identity.dropped) {
-    // The supervisor's child sets the per-process limits while still root,
-    // then leaves root for the sandbox uid, and only then execs bubblewrap:
-    // bubblewrap, its PID 1 and the worker all inherit both, and no helper
-    // program (setpriv, prlimit) costs an exec on every start.
-    auto add = [&](int resource, const std::optional<std::uint64_t>& value) {
-      if (value) request.limits.push_back({resource, *value});
-    };
-    add(RLIMIT_AS, settings_.limits.address_space_bytes);
-    add(RLIMIT_CPU, settings_.limits.cpu_seconds);
-    add(RLIMIT_FSIZE, settings_.limits.file_size_bytes);
-    if (identity.own_uid) add(RLIMIT_NPROC, settings_.limits.processes);
-    request.credentials = proc::ChildCredentials{identity.uid, identity.gid};
-  }
+  drop_to_identity(request, settings_.limits, identity);
   request.env = sandbox_environment(spec.request.env);
   request.cwd = spec.request.cwd;
+  std::vector<UniqueFd> sources = mounts.take_sources();
   request.pass_fds = {info_pipe.write.get(), seccomp->get()};
   for (const auto& fd : sources) request.pass_fds.push_back(fd.get());
   return std::unique_ptr<PreparedLaunch>(

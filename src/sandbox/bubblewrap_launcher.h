@@ -56,7 +56,6 @@ class BubblewrapLauncher final : public Launcher {
 
   const SandboxSettings& settings() const { return settings_; }
   const std::string& bwrap_path() const { return bwrap_path_; }
-  const IdentityPlan& identity_plan() const { return identity_; }
   // Who this kernel's sandbox runs as on the host: a root daemon leases a
   // uid of the kernel's own on the first launch and keeps it across
   // restarts; `workspace` is searched for uids it was handed before.

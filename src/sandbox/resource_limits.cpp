@@ -74,8 +74,6 @@ Result<bool> limits_hold(pid_t pid, const ResourceLimits& limits) {
   return true;
 }
 
-bool nproc_limit_is_enforced_for_us() { return ::getuid() != 0; }
-
 std::string describe_bytes(const std::optional<std::uint64_t>& bytes) {
   if (!bytes) return "unlimited";
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;

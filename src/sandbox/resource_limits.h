@@ -24,11 +24,6 @@ Status apply_limits(pid_t pid, const ResourceLimits& limits);
 // reads them back instead of trusting the calls above).
 Result<bool> limits_hold(pid_t pid, const ResourceLimits& limits);
 
-// RLIMIT_NPROC is not enforced for the host's root user (Linux skips the
-// check for INIT_USER, also inside a user namespace), so the process limit
-// then needs a pids cgroup.
-bool nproc_limit_is_enforced_for_us();
-
 // How each resource of the envelope is enforced, for the status.
 struct EnvelopeReport {
   std::string memory = "not applied: no sandbox";

@@ -134,7 +134,8 @@ Status Store::set_artifact_priority(const std::string& artifact_id, int priority
   auto stmt = sql::Statement::prepare(
       db_, "UPDATE artifacts SET priority = ?, updated_at = ? WHERE artifact_id = ?");
   if (!stmt) return std::move(stmt).error();
-  if (auto status = stmt->bind_all(priority, now_ms(), artifact_id).run(); !status) return status;
+  if (auto status = stmt->bind_all(priority, timestamp(), artifact_id).run(); !status)
+    return status;
   return require_changed(db_, "artifact", artifact_id);
 }
 

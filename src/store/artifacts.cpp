@@ -226,7 +226,7 @@ Result<Json> Store::record_cell_artifact(const CellArtifact& artifact) {
   if (!scope) return std::move(scope).error();
   auto inputs = existing_inputs(db_, artifact.input_version_ids);
   if (!inputs) return std::move(inputs).error();
-  std::int64_t now = now_ms();
+  std::int64_t now = timestamp();
 
   auto reuse = reusable_version(db_, artifact, scope.value());
   if (!reuse) return std::move(reuse).error();

@@ -46,7 +46,7 @@ Status Store::log_host_call(const HostCallRecord& record) {
                  record.permission_decision_id, record.method, args_preview, result_preview,
                  result_digest, record.side_effect_class,
                  keys.dump(-1, ' ', false, Json::error_handler_t::replace), record.ok ? 1 : 0,
-                 record.summary, record.decided_by, record.outcome, now_ms());
+                 record.summary, record.decided_by, record.outcome, timestamp());
   return stmt->run();
 }
 

@@ -82,7 +82,7 @@ Result<std::string> Store::new_frame(const NewFrame& frame) {
       project = parent.value()->project_id;
     }
   }
-  std::int64_t now = now_ms();
+  std::int64_t now = timestamp();
   auto stmt = sql::Statement::prepare(
       db_,
       "INSERT INTO frames(frame_id, parent_id, project_id, root_frame_id, kind, name, model, "

@@ -70,7 +70,7 @@ Result<std::string> Store::create_permission_request(const PermissionRequest& re
   Json keys = request.resource_keys;
 
   std::lock_guard lock(mutex_);
-  std::int64_t now = now_ms();
+  std::int64_t now = timestamp();
   auto stmt = sql::Statement::prepare(
       db_,
       "INSERT INTO permission_requests(decision_id, root_frame_id, frame_id, project_id, "
@@ -114,7 +114,7 @@ Status Store::resolve_permission_request(const std::string& decision_id,
       "scope = ?, pattern = ?, resolved_at = ? WHERE decision_id = ? AND state = 'pending'");
   if (!update) return std::move(update).error();
   update->bind_all(resolution.state, resolution.message, resolution.resolution_context,
-                   resolution.scope, resolution.pattern, now_ms(), decision_id);
+                   resolution.scope, resolution.pattern, timestamp(), decision_id);
   if (auto status = update->run(); !status) return status;
   return txn->commit();
 }

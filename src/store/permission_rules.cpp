@@ -78,7 +78,7 @@ Status validate_rule(const std::string& scope, const std::string& scope_id, cons
 // (seeding never overrides what a user chose).
 Result<std::string> upsert_rule(sqlite3* db, const std::string& scope, const std::string& scope_id,
                                 const std::string& tool, const std::string& pattern,
-                                const std::string& decision, bool overwrite) {
+                                const std::string& decision, bool overwrite, std::int64_t now) {
   std::string sql =
       "INSERT INTO permission_rules(rule_id, scope, scope_id, tool, pattern, decision, "
       "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
@@ -89,7 +89,6 @@ Result<std::string> upsert_rule(sqlite3* db, const std::string& scope, const std
   sql += "RETURNING rule_id";
   auto stmt = sql::Statement::prepare(db, sql);
   if (!stmt) return std::move(stmt).error();
-  std::int64_t now = now_ms();
   stmt->bind_all(new_id("perm_"), scope, scope_id, tool, pattern, decision, now, now);
   auto row = stmt->step();
   if (!row) return std::move(row).error();
@@ -123,7 +122,8 @@ Result<std::string> Store::set_permission_rule(const std::string& scope,
   std::lock_guard lock(mutex_);
   // An empty pattern matches everything, exactly like "*": store one spelling
   // so the two cannot coexist as separate rules.
-  return upsert_rule(db_, scope, scope_id, tool, pattern.empty() ? "*" : pattern, decision, true);
+  return upsert_rule(db_, scope, scope_id, tool, pattern.empty() ? "*" : pattern, decision, true,
+                     timestamp());
 }
 
 Status Store::delete_permission_rule(const std::string& rule_id) {
@@ -183,7 +183,8 @@ Status Store::seed_default_permission_rules(bool force) {
 
   for (const DefaultRule& rule : kDefaultRules) {
     if (!force && rule.since <= stored) continue;
-    auto id = upsert_rule(db_, "global", "", rule.tool, rule.pattern, rule.decision, force);
+    auto id =
+        upsert_rule(db_, "global", "", rule.tool, rule.pattern, rule.decision, force, timestamp());
     if (!id) return std::move(id).error();
   }
   if (!force && stored >= 1) {
@@ -195,9 +196,9 @@ Status Store::seed_default_permission_rules(bool force) {
         "UPDATE permission_rules SET decision = 'ask', updated_at = ? WHERE scope = 'global' "
         "AND scope_id = '' AND tool = 'skills_edit' AND pattern = '*' AND decision = 'allow'");
     if (!stmt) return std::move(stmt).error();
-    if (auto status = stmt->bind_all(now_ms()).run(); !status) return status;
+    if (auto status = stmt->bind_all(timestamp()).run(); !status) return status;
   }
-  std::int64_t now = now_ms();
+  std::int64_t now = timestamp();
   if (auto status = internal::write_setting(db_, "perm_seeded", "1", now); !status) return status;
   // A newer build's marker is never lowered by a forced reseed here.
   int seeded_version = std::max(stored, kPermissionSeedVersion);

@@ -82,7 +82,7 @@ Status configure(sqlite3* db) {
 
 }  // namespace
 
-Result<std::shared_ptr<Store>> Store::open(const std::string& path) {
+Result<std::shared_ptr<Store>> Store::open(const std::string& path, Clock clock) {
   if (path.empty()) return make_error(ErrorCode::kInvalidArgument, "store path is empty");
   if (auto status = ensure_directory(std::filesystem::path(path).parent_path()); !status) {
     return std::move(status).error();
@@ -98,14 +98,15 @@ Result<std::shared_ptr<Store>> Store::open(const std::string& path) {
     return error;
   }
   // From here the Store owns the connection and its destructor closes it.
-  std::shared_ptr<Store> store(new Store(path, db));
+  std::shared_ptr<Store> store(new Store(path, db, std::move(clock)));
   if (auto status = configure(db); !status) return std::move(status).error();
   if (auto status = migrate(db); !status) return std::move(status).error();
   tighten_sidecars(path);
   return store;
 }
 
-Store::Store(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+Store::Store(std::string path, sqlite3* db, Clock clock)
+    : path_(std::move(path)), db_(db), clock_(std::move(clock)) {}
 
 Store::~Store() { sqlite3_close_v2(db_); }
 
@@ -123,7 +124,7 @@ Result<std::optional<std::string>> Store::get_setting(const std::string& key) {
 Status Store::set_setting(const std::string& key, const std::string& value) {
   if (key.empty()) return make_error(ErrorCode::kInvalidArgument, "setting key is empty");
   std::lock_guard lock(mutex_);
-  return internal::write_setting(db_, key, value, now_ms());
+  return internal::write_setting(db_, key, value, timestamp());
 }
 
 namespace internal {

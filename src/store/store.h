@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -107,11 +108,18 @@ struct CellArtifact {
   std::string reuse_policy = "any";  // any | provisional | never
 };
 
+// Milliseconds since the epoch (the store's timestamps).
+std::int64_t now_ms();
+
 class Store {
  public:
+  // Where the store's timestamps come from: now_ms, or in tests a clock
+  // they step, so two rows get distinct timestamps without a sleep.
+  using Clock = std::function<std::int64_t()>;
+
   // Opens (creating the parent directory 0700 and the file 0600) and brings
   // the schema to the current version. Rollback journal, not WAL.
-  static Result<std::shared_ptr<Store>> open(const std::string& path);
+  static Result<std::shared_ptr<Store>> open(const std::string& path, Clock clock = now_ms);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -179,17 +187,17 @@ class Store {
   Result<std::optional<std::string>> artifact_of_version(const std::string& version_id);
 
  private:
-  Store(std::string path, sqlite3* db);
+  Store(std::string path, sqlite3* db, Clock clock);
+  std::int64_t timestamp() const { return clock_(); }
   std::string path_;
   sqlite3* db_;
+  Clock clock_;
   // Plain, not recursive: no public method calls another while holding it
   // (shared steps run on db_ as internal:: helpers, store_internal.h), so a
   // second lock on one thread would be a bug, not a need.
   mutable std::mutex mutex_;
 };
 
-// Milliseconds since the epoch (the store's timestamps).
-std::int64_t now_ms();
 // "<prefix><12 random hex>", e.g. new_id("f-").
 std::string new_id(const std::string& prefix);
 

@@ -28,7 +28,19 @@ def build_parser():
     )
     parser.add_argument("--version", action="version", version=f"openai4s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_repl(commands)
+    _add_run(commands)
+    _add_audit(commands)
+    from openai4s.cli import jupyter
 
+    jupyter.add_parser(commands)
+    from openai4s.cli import mcp
+
+    mcp.add_parser(commands)
+    return parser
+
+
+def _add_repl(commands):
     repl = commands.add_parser(
         "repl",
         help="interactive Python (or R) session on a kernel",
@@ -61,6 +73,9 @@ def build_parser():
         default="python",
         help="the kernel's language: python, or r (Rscript on PATH) (default: %(default)s)",
     )
+
+
+def _add_run(commands):
     run = commands.add_parser(
         "run",
         help="run a script's cells on a kernel, stopping at the first failure",
@@ -80,6 +95,9 @@ def build_parser():
         help="working directory of the kernel (default: the current directory)",
     )
     run.add_argument("--lang", choices=_LANGUAGES, default="python", help="python or r")
+
+
+def _add_audit(commands):
     audit = commands.add_parser(
         "audit",
         help="list the recent host calls recorded in a store",
@@ -105,13 +123,6 @@ def build_parser():
         action="store_true",
         help="every stored row, including each step of a host.bash",
     )
-    from openai4s.cli import jupyter
-
-    jupyter.add_parser(commands)
-    from openai4s.cli import mcp
-
-    mcp.add_parser(commands)
-    return parser
 
 
 def _positive(value):

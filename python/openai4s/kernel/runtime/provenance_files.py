@@ -180,9 +180,18 @@ def make_open(real_open, is_off, active=provenance_tags.cell_active, accelerated
     A read-only open is built as ``io.open`` builds it, from the tagging
     subclasses. Its tag is one pending source: the spelling opened plus the
     identity of what the file holds now, resolved to a version id only if
-    the data is ever written out. Inline and flat on purpose: this runs once
-    per file a Cell opens, and a call more is measurable on a small file.
+    the data is ever written out.
     """
+    python_open = _python_open(real_open, is_off, active)
+    if not accelerated:
+        return python_open
+    return _accelerated(python_open, real_open, is_off, active)
+
+
+def _python_open(real_open, is_off, active):
+    """The wrapper in Python, which defines the rules. Inline and flat on
+    purpose: this runs once per file a Cell opens, and a call more is
+    measurable on a small file."""
     cached_cwd = provenance_tags.cwd_cache
     current_cwd = provenance_tags.current_cwd
     state = provenance_tags.state
@@ -258,25 +267,27 @@ def make_open(real_open, is_off, active=provenance_tags.cell_active, accelerated
 
     open.__doc__ = real_open.__doc__
     open._openai4s_wrapped = real_open
-    if not accelerated:
-        return open
+    return open
+
+
+def _accelerated(python_open, real_open, is_off, active):
+    """The common case (a str path, "r"/"rt"/"rb", nothing else) in C; every
+    other call goes to the Python wrapper, which defines the rules."""
     try:
         from openai4s.kernel._fast_open import FastOpen
     except ImportError:  # not built: the Python wrapper alone, same behaviour
-        return open
-    # The common case (a str path, "r"/"rt"/"rb", nothing else) in C; every
-    # other call goes to the Python wrapper above, which defines the rules.
+        return python_open
     return FastOpen(
-        fallback=open,
+        fallback=python_open,
         real_open=real_open,
         is_off=is_off,
         active=active,
-        state=state,
-        cwd_cache=cached_cwd,
-        current_cwd=current_cwd,
+        state=provenance_tags.state,
+        cwd_cache=provenance_tags.cwd_cache,
+        current_cwd=provenance_tags.current_cwd,
         text_class=_TaggedText,
         reader_class=_TaggedReader,
-        file_io=FileIO,
+        file_io=io.FileIO,
         buffered_reader=io.BufferedReader,
-        default_buffer=default_buffer,
+        default_buffer=io.DEFAULT_BUFFER_SIZE,
     )

@@ -1,10 +1,8 @@
 // Artifacts: new version vs reuse, lineage, scope isolation, path lookup.
 #include <unistd.h>
 
-#include <chrono>
 #include <fstream>
 #include <regex>
-#include <thread>
 
 #include "store_fixture.h"
 
@@ -47,9 +45,6 @@ class ArtifactsTest : public StoreTest {
     RawDb raw(db_path());
     return raw.integer("SELECT count(*) FROM " + table);
   }
-
-  // created_at has millisecond resolution; some tests need distinct ones.
-  static void tick() { std::this_thread::sleep_for(std::chrono::milliseconds(2)); }
 
   std::string session_;
   std::string child_;

@@ -14,6 +14,16 @@ std::string new_frame_ok(Store& store, NewFrame frame = {}) {
   return id.ok() ? id.value() : std::string();
 }
 
+TEST_F(FramesTest, TimestampsComeFromTheStoresClock) {
+  // A day ahead of the real time: only the injected clock can say so.
+  tick(86'400'000);
+  std::string id = new_frame_ok(store());
+  auto frame = store().get_frame(id);
+  ASSERT_TRUE(frame.ok() && frame.value().has_value());
+  EXPECT_EQ((*frame.value())["created_at"], clock_ms_.load());
+  EXPECT_EQ((*frame.value())["updated_at"], clock_ms_.load());
+}
+
 TEST_F(FramesTest, ARootFrameIsItsOwnRootWithTheDefaults) {
   std::string id = new_frame_ok(store());
   EXPECT_TRUE(std::regex_match(id, std::regex("f-[0-9a-f]{12}"))) << id;

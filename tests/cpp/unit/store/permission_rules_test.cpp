@@ -1,9 +1,7 @@
 // Permission rules: upsert, validation, selection by scope, default seeding.
-#include <chrono>
 #include <map>
 #include <regex>
 #include <set>
-#include <thread>
 
 #include "store_fixture.h"
 
@@ -37,7 +35,7 @@ TEST_F(PermissionRulesTest, SetReturnsAPermIdAndUpsertKeepsIt) {
   ASSERT_TRUE(before.ok());
   ASSERT_EQ(before->size(), 1u);
 
-  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  tick();
   auto second = store().set_permission_rule("conversation", "f-1", "bash", "*", "deny");
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(second.value(), first.value());
@@ -145,7 +143,7 @@ TEST_F(PermissionRulesTest, SeedingWritesTheVersion4TableAndItsMarkers) {
 TEST_F(PermissionRulesTest, SeedingTwiceChangesNothing) {
   ASSERT_TRUE(store().seed_default_permission_rules().ok());
   auto first = global_rules();
-  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  tick();
   ASSERT_TRUE(store().seed_default_permission_rules().ok());
   auto second = global_rules();
   ASSERT_EQ(first.size(), second.size());

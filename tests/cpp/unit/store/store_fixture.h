@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -80,15 +81,21 @@ class RawDb {
 class StoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto opened = Store::open(db_path());
+    auto opened = Store::open(db_path(), [this] { return clock_ms_.load(); });
     ASSERT_TRUE(opened.ok()) << opened.error().message;
     store_ = opened.value();
   }
+
+  // The store's clock starts at the real time and moves only when a test
+  // steps it: timestamps have millisecond resolution, and a test that needs
+  // two distinct ones steps the clock instead of sleeping.
+  void tick(std::int64_t ms = 1) { clock_ms_ += ms; }
 
   std::string db_path() const { return dir_.file("state/openai4s.db"); }
   Store& store() { return *store_; }
 
   ScratchDir dir_;
+  std::atomic<std::int64_t> clock_ms_{now_ms()};
   std::shared_ptr<Store> store_;
 };
 
