@@ -13,6 +13,15 @@ std::string encode_frame(const Json& frame) {
 
 namespace {
 
+// nlohmann and simdjson skip a leading byte-order mark; JSON text has none
+// and the worker's decoder refuses it, so the host does too (one answer per
+// line of tests/protocol/frames.jsonl).
+constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+
+Result<Json> bom_error() {
+  return make_error(ErrorCode::kProtocol, "malformed frame: a byte-order mark is not JSON");
+}
+
 bool nested_too_deep(std::string_view text) {
   int depth = 0;
   bool in_string = false;
@@ -44,6 +53,7 @@ bool nested_too_deep(std::string_view text) {
 namespace detail {
 
 Result<Json> decode_reference(std::string_view line) {
+  if (line.starts_with(kUtf8Bom)) return bom_error();
   if (nested_too_deep(line)) {
     return make_error(ErrorCode::kProtocol, "malformed frame: nested too deep");
   }
@@ -60,6 +70,8 @@ Result<Json> decode_frame(std::string_view line) {
   if (line.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Json::object();
   }
+  // The reference refuses it too; the fast parser would skip it.
+  if (line.starts_with(kUtf8Bom)) return bom_error();
   if (auto fast = detail::decode_fast(line)) return std::move(*fast);
   return detail::decode_reference(line);
 }
