@@ -1,15 +1,11 @@
 #include "proto/frame_codec.h"
 
+#include <string>
+
 #include "proto/json_decoders.h"
 #include "proto/limits.h"
 
 namespace o4s::proto {
-
-std::string encode_frame(const Json& frame) {
-  std::string line = frame.dump(-1, ' ', false, Json::error_handler_t::replace);
-  line.push_back('\n');
-  return line;
-}
 
 namespace {
 
@@ -48,7 +44,35 @@ bool nested_too_deep(std::string_view text) {
   return false;
 }
 
+// What replaces a frame nested deeper than either side reads: its type and
+// id with an error, so the request it answers still gets its one answer (a
+// host_response becomes a host.X error in the cell), as the worker replaces
+// an oversized frame rather than write one the host would refuse.
+Json too_deep_replacement(const Json& frame) {
+  Json out = Json::object();
+  for (const char* key : {"type", "id"}) {
+    if (frame.is_object() && frame.contains(key) && frame[key].is_string()) out[key] = frame[key];
+  }
+  out["error"] = "the host dropped a frame nested deeper than " + std::to_string(kMaxFrameDepth) +
+                 " levels (the wire's limit)";
+  return out;
+}
+
+std::string dump(const Json& frame) {
+  return frame.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 }  // namespace
+
+std::string encode_frame(const Json& frame) {
+  std::string line = dump(frame);
+  // Past the limit a line needs more than 2 * kMaxFrameDepth brackets.
+  if (line.size() > 2 * static_cast<std::size_t>(kMaxFrameDepth) && nested_too_deep(line)) {
+    line = dump(too_deep_replacement(frame));
+  }
+  line.push_back('\n');
+  return line;
+}
 
 namespace detail {
 

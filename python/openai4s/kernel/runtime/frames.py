@@ -75,7 +75,7 @@ def _refuse_constant(name):
 
 def _finite_float(text):
     value = float(text)
-    if value in (_INFINITY, -_INFINITY):
+    if value == _INFINITY or value == -_INFINITY:
         raise MalformedFrame(f"number out of range: {text[:40]}")
     return value
 
@@ -112,7 +112,7 @@ def decode(line: str):
     # lstrip, not strip: it copies nothing from a line that starts a value.
     if not line.lstrip(JSON_WHITESPACE):
         return BLANK
-    if isinstance(line, UndecodableLine):
+    if type(line) is not str and isinstance(line, UndecodableLine):
         raise MalformedFrame("not valid UTF-8")
     try:
         value = wire_json.scan(_scan_frame, line)
@@ -121,12 +121,12 @@ def decode(line: str):
     except (ValueError, RecursionError) as error:
         # RecursionError: deeper than the C scanner recurses; malformed too.
         raise MalformedFrame(str(error)) from None
-    # Brackets in the text bound the depth from above at C speed; only a
-    # line with more of them than the limit is walked.
-    if line.count("[") + line.count("{") > MAX_FRAME_DEPTH:
+    # Only a line long enough to hold the limit's brackets can pass it, and
+    # only one with more brackets than that (counted at C speed) is walked.
+    if len(line) > 2 * MAX_FRAME_DEPTH and line.count("[") + line.count("{") > MAX_FRAME_DEPTH:
         if frame_depth(value) > MAX_FRAME_DEPTH:
             raise MalformedFrame(f"nested deeper than {MAX_FRAME_DEPTH} levels")
-    if "\\ud" in line or "\\uD" in line:
+    if "\\u" in line and ("\\ud" in line or "\\uD" in line):
         _check_no_lone_surrogate(value)
     return value
 
