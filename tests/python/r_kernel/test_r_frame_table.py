@@ -71,3 +71,9 @@ def test_frames_r_does_not_serve_are_answered_not_dropped():
     }
     assert 'unknown frame type "no_such_type"' in answers[4]["msg"]
     assert "not a string" in answers[5]["msg"]
+
+
+def test_a_frame_without_a_type_is_an_execute_as_in_the_python_worker():
+    # Spec 3.2; without the host's capture sinks it is refused, but answered.
+    (answer,) = exchange([{"id": "c-0", "code": "1 + 1"}])
+    assert answer["type"] == "response" and answer["id"] == "c-0"
