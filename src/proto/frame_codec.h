@@ -12,7 +12,9 @@ namespace o4s::proto {
 using Json = nlohmann::json;
 
 // Serialises one frame followed by '\n'. Invalid UTF-8 in strings is replaced
-// rather than thrown on, so a hostile string can never abort a write.
+// rather than thrown on, so a hostile string can never abort a write; a frame
+// nested deeper than kMaxFrameDepth (which no reader accepts) is replaced by
+// its type, id and an error.
 std::string encode_frame(const Json& frame);
 
 // Parses one line (with or without its '\n'). A whitespace-only line is the

@@ -3,12 +3,12 @@ worker's half of the protocol, and against the host's codec reached through
 openai4s._core; tests/cpp/unit/protocol_corpus_test.cpp runs the same
 entries against the C++ codec directly.
 
-Each entry is one wire line and what each side makes of it: ``expect`` when
-the two agree, ``expect_host`` / ``expect_worker`` when they do not.
-Outcomes: ``ok`` (a JSON object), ``not_object`` (JSON, but no frame),
-``blank`` (skipped: the host reads ``{}``, the worker skips the line),
-``malformed`` (for the worker also a line nested deeper than Python's json
-can recurse) and ``oversize`` (over the host reader's frame cap).
+Each entry is one wire line and ``expect``, the one answer both sides give
+(where they used to differ, the stricter answer won). Outcomes: ``ok`` (a
+JSON object), ``not_object`` (JSON, but no frame), ``blank`` (skipped: the
+host reads ``{}``, the worker skips the line), ``malformed`` and
+``oversize`` (a worker_to_host line over the frame cap: the host's bounded
+reader drops it, and the worker never writes one).
 """
 
 import binascii
@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from openai4s import _core
-from openai4s.kernel.runtime import channel, protocol, wire_json
+from openai4s.kernel.runtime import channel, frames, protocol
 from openai4s.kernel.runtime.session import _INVALID_JSON_RESPONSE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,12 +51,8 @@ def wire(entry) -> bytes:
     return b"".join(piece.encode("utf-8") * times for piece, times in entry["build"])
 
 
-def host_expects(entry) -> str:
-    return entry.get("expect_host", entry.get("expect"))
-
-
-def worker_expects(entry) -> str:
-    return entry.get("expect_worker", entry.get("expect"))
+def expects(entry) -> str:
+    return entry["expect"]
 
 
 def is_big(entry) -> bool:
@@ -92,23 +88,17 @@ def worker_line(data: bytes) -> str:
 
 
 def worker_reads(data: bytes):
-    """(outcome, value) for one line as the worker's main loop classifies it
-    (runtime/session.py Session.serve), whose decoder (wire_json, which
-    host_rpc uses too) must agree with json.loads."""
+    """(outcome, value) for one line as the worker reads every frame: its
+    line reader, then frames.decode (the main loop, the handshake, host
+    calls and input() share it)."""
     line = worker_line(data)
-    if not line.strip():
+    try:
+        value = frames.decode(line)
+    except frames.MalformedFrame:
+        return "malformed", None
+    if value is frames.BLANK:
         return "blank", None
-    outcomes = []
-    for decode in (json.loads, wire_json.decode):
-        try:
-            value = decode(line)
-        except (ValueError, RecursionError):
-            # The worker answers both as an invalid request.
-            outcomes.append(("malformed", None))
-        else:
-            outcomes.append(("ok" if isinstance(value, dict) else "not_object", value))
-    assert outcomes[0][0] == outcomes[1][0], outcomes
-    return outcomes[0]
+    return ("ok" if isinstance(value, dict) else "not_object"), value
 
 
 def worker_writes(frame) -> bytes:
@@ -232,13 +222,9 @@ def host():
 UNPINNED = object()
 
 
-def decoded_for(entry, side):
-    """The value ``side`` ("host" or "worker") must decode, or UNPINNED.
-    ``decoded_<side>_json`` holds what the corpus itself cannot (a lone
-    surrogate would make the C++ suite's reading of the corpus fail)."""
-    if f"decoded_{side}_json" in entry:
-        return json.loads(entry[f"decoded_{side}_json"])
-    return entry.get(f"decoded_{side}", entry.get("decoded", UNPINNED))
+def decoded_for(entry):
+    """The value both sides must decode, or UNPINNED."""
+    return entry.get("decoded", UNPINNED)
 
 
 def same_json(a, b) -> bool:
@@ -266,17 +252,17 @@ def test_the_corpus_and_frame_types_h_name_the_same_types():
             entry["type"]
             for entry in ENTRIES
             if entry["direction"] == direction
-            and host_expects(entry) == "ok"
+            and expects(entry) == "ok"
             and isinstance(entry["type"], str)
         }
         assert in_corpus == listed(array), direction
 
 
-@entries()
+@entries(lambda entry: expects(entry) != "oversize")
 def test_every_line_reads_as_the_worker_expects(entry):
     outcome, value = worker_reads(wire(entry))
-    assert outcome == worker_expects(entry)
-    want = decoded_for(entry, "worker")
+    assert outcome == expects(entry)
+    want = decoded_for(entry)
     if want is not UNPINNED:
         assert same_json(value, want)
     if outcome == "ok" and entry.get("type") is not None:
@@ -286,7 +272,6 @@ def test_every_line_reads_as_the_worker_expects(entry):
 @entries(lambda entry: is_big(entry) and entry["direction"] == "worker_to_host")
 def test_the_worker_never_writes_a_line_over_the_cap(entry):
     line = wire(entry)
-    assert worker_reads(line)[0] == "ok"  # the worker itself has no inbound cap
     frame = json.loads(line)
     written = worker_writes(frame)
     assert len(written) <= protocol.MAX_FRAME_BYTES
@@ -303,11 +288,11 @@ def test_the_worker_never_writes_a_line_over_the_cap(entry):
         assert replacement["type"] == "log"
 
 
-@entries(lambda entry: host_expects(entry) != "oversize")
+@entries(lambda entry: expects(entry) != "oversize")
 def test_every_line_decodes_as_the_host_expects(entry, host):
     outcome, value = host.decode(wire(entry))
-    assert outcome == host_expects(entry)
-    want = decoded_for(entry, "host")
+    assert outcome == expects(entry)
+    want = decoded_for(entry)
     if want is not UNPINNED:
         assert same_json(value, want)
 
@@ -321,7 +306,7 @@ def test_big_lines_meet_the_hosts_bounded_reader(entry, tmp_path):
     script = f"import sys; sys.stdout.buffer.write(open({str(source)!r}, 'rb').read())"
     transport = _core.PipeTransport([sys.executable, "-c", script], cwd=None, env={})
     try:
-        if host_expects(entry) == "oversize":
+        if expects(entry) == "oversize":
             with pytest.raises(RuntimeError, match="oversized frame"):
                 transport.read_line()
         else:
@@ -393,7 +378,7 @@ def _answers(worker, data: bytes, fence_id: str):
 def test_a_real_worker_answers_each_line_as_pinned(entry, live_worker):
     frames = _answers(live_worker, wire(entry), f"fence-{entry['name']}")
     assert [frame.get("type") for frame in frames] == entry["worker_answers"]
-    if worker_expects(entry) == "malformed":
+    if expects(entry) == "malformed":
         assert frames == [_INVALID_JSON_RESPONSE]
 
 

@@ -1,8 +1,8 @@
 // The host's frame codec against the shared protocol corpus
 // (tests/protocol/frames.jsonl, also run against the worker's Python side by
 // tests/python/test_protocol_corpus.py). Each entry is one wire line and
-// what each side makes of it; where the two sides differ the entry says so
-// with expect_host / expect_worker.
+// `expect`, the one answer both sides give (the stricter one where they
+// used to differ); a corpus entry with a per-side answer fails here.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -65,14 +65,10 @@ std::string wire(const Json& entry) {
   return out;
 }
 
-std::string host_expectation(const Json& entry) {
-  return entry.contains("expect_host") ? entry["expect_host"].get<std::string>()
-                                       : entry["expect"].get<std::string>();
-}
+std::string host_expectation(const Json& entry) { return entry["expect"].get<std::string>(); }
 
-// The value the host must decode, when the entry pins one.
+// The value both sides must decode, when the entry pins one.
 const Json* host_decoded(const Json& entry) {
-  if (entry.contains("decoded_host")) return &entry["decoded_host"];
   if (entry.contains("decoded")) return &entry["decoded"];
   return nullptr;
 }
@@ -126,6 +122,17 @@ TEST(ProtocolCorpus, IsLargeAndNamesAreUnique) {
   std::set<std::string> names;
   for (const Json& entry : entries) {
     EXPECT_TRUE(names.insert(entry["name"].get<std::string>()).second) << entry["name"];
+  }
+}
+
+TEST(ProtocolCorpus, EveryEntryHoldsOneExpectationForBothSides) {
+  for (const Json& entry : corpus()) {
+    SCOPED_TRACE(entry["name"].get<std::string>());
+    ASSERT_TRUE(entry.contains("expect"));
+    for (const char* per_side : {"expect_host", "expect_worker", "decoded_host", "decoded_worker",
+                                 "decoded_host_json", "decoded_worker_json"}) {
+      EXPECT_FALSE(entry.contains(per_side)) << per_side;
+    }
   }
 }
 

@@ -30,8 +30,9 @@ class LineIn:
 
     Its own buffer (rather than a TextIOWrapper) so it knows when no whole
     line is held and only then polls briefly before blocking. Undecodable
-    bytes become U+FFFD: a stray byte must make a bad frame the loop
-    answers, not an exception that ends the worker. Finalisation never
+    bytes become U+FFFD in an UndecodableLine: a stray byte must make a bad
+    frame the loop answers (``frames.decode`` refuses it, as the host
+    refuses invalid UTF-8), not an exception that ends the worker. Finalisation never
     closes the descriptor (a parked wrapper's number may be someone else's).
     """
 
@@ -61,7 +62,7 @@ class LineIn:
                 line = bytes(buffer[: end + 1])
                 del buffer[: end + 1]
                 self._searched = 0
-                return line.decode("utf-8", "replace")
+                return _text(line)
             self._searched = len(buffer)
             if not buffer:
                 self._spin()
@@ -71,7 +72,7 @@ class LineIn:
                 rest = bytes(buffer)
                 buffer.clear()
                 self._searched = 0
-                return rest.decode("utf-8", "replace")
+                return _text(rest)
             buffer += data
 
     def holds_a_line(self) -> bool:
@@ -96,6 +97,18 @@ class LineIn:
     def _check_open(self) -> None:
         if self.closed:
             raise ValueError("I/O operation on closed protocol stream")
+
+
+class UndecodableLine(str):
+    """A line whose bytes were not UTF-8, shown with U+FFFD where they were
+    (its type, not its text, says that it was invalid)."""
+
+
+def _text(line: bytes) -> str:
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError:
+        return UndecodableLine(line.decode("utf-8", "replace"))
 
 
 def _wrap_in(fd: int):

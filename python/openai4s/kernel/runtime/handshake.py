@@ -8,7 +8,7 @@ answers ``initialized``. Anything else is refused with one
 
 import os
 
-from openai4s.kernel.runtime import channel, wire_json
+from openai4s.kernel.runtime import channel, frames
 from openai4s.kernel.runtime.files_read import ReadObserver
 
 
@@ -28,8 +28,8 @@ def handshake(write_frame, emit_frame, log, cell_identity):
     if not line:
         return None
     try:
-        frame = wire_json.decode(line)
-    except (ValueError, RecursionError):
+        frame = frames.decode(line)
+    except frames.MalformedFrame:
         return None
     if not isinstance(frame, dict):
         frame = {}

@@ -641,25 +641,59 @@ local(envir = new.env(parent = baseenv()), {
       W$refuse(line, "invalid JSON request")
       return(TRUE)
     }
-    type <- request$type
-    if (!is.character(type)) type <- ""
+    # A frame with no type is an execute (spec 3.2), as in the Python worker.
+    type <- if (is.null(request$type)) "execute" else request$type
+    if (!is.character(type) || length(type) != 1L) {
+      W$log("R worker: a frame whose type is not a string was ignored")
+      return(TRUE)
+    }
     if (identical(type, "shutdown")) {
       return(FALSE)
     }
-    handler <- switch(type,
-      execute = W$execute,
-      inspect_variables = W$inspect_variables,
-      complete = W$complete,
-      inspect = W$inspect,
-      is_complete = W$is_complete,
-      stdout_request = W$stdout_request,
-      NULL
-    )
-    # Unknown types get no answer; the host's fence (a stdout_request)
-    # after them tells it so.
-    if (!is.null(handler)) handler(request)
+    handler <- W$frame_table[[type]]
+    if (is.null(handler)) {
+      W$log(sprintf("R worker: unknown frame type %s ignored", W$json_string(type)))
+    } else {
+      handler(request)
+    }
     TRUE
   }
+
+  W$log <- function(msg) W$send(list(type = "\"log\"", msg = W$json_string(msg)))
+
+  # The frames that answer a worker's own request: R makes no host calls and
+  # asks for no input, so one arriving is a host error, said in the log.
+  W$unexpected_reply <- function(request) {
+    W$log(sprintf(
+      "R worker: unexpected %s frame (the R worker makes no host calls and reads no input)",
+      request$type
+    ))
+  }
+
+  W$no_handshake <- function(request) {
+    id <- if (is.character(request$id)) request$id else "unknown"
+    W$send(list(
+      type = "\"initialization_error\"", id = W$json_string(id),
+      error = "\"the R worker has no attestation handshake\""
+    ))
+  }
+
+  # The one dispatch by type: every type the host may send a worker
+  # (src/proto/frame_types.h kHostToWorker) is here, handled or answered
+  # with a clear error; shutdown ends the loop in W$handle. A test holds
+  # these names to the header's list.
+  W$frame_table <- list(
+    initialize = function(request) W$no_handshake(request),
+    execute = function(request) W$execute(request),
+    host_response = function(request) W$unexpected_reply(request),
+    host_ack = function(request) W$unexpected_reply(request),
+    inspect_variables = function(request) W$inspect_variables(request),
+    stdout_request = function(request) W$stdout_request(request),
+    complete = function(request) W$complete(request),
+    inspect = function(request) W$inspect(request),
+    is_complete = function(request) W$is_complete(request),
+    input_reply = function(request) W$unexpected_reply(request)
+  )
 
   W$serve <- function() {
     repeat {

@@ -4,7 +4,7 @@ completion, ...), until ``shutdown`` or the end of protocol IN."""
 
 import builtins
 
-from openai4s.kernel.runtime import channel, display, wire_json
+from openai4s.kernel.runtime import channel, display, frames
 from openai4s.kernel.runtime.cell_execution import CellExecution, response_line
 from openai4s.kernel.runtime.cell_namespace import CellNamespace
 from openai4s.kernel.runtime.host_rpc import HostChannel
@@ -23,6 +23,18 @@ _INVALID_JSON_RESPONSE = {
 }
 
 
+#: A handler's answer that ends the main loop.
+_STOP = object()
+
+
+def _stop(request):
+    return _STOP
+
+
+def _ignore(request):
+    return None
+
+
 class Session:
     """``wire`` is the entry point's frame writer and SIGINT discipline
     (``worker._Wire``); ``observer``/``sidecars`` come from the handshake."""
@@ -31,13 +43,10 @@ class Session:
         self.wire = wire
         self.mode = mode
         self.namespace = {"__name__": "__openai4s__", "__builtins__": builtins}
-        self.host = HostChannel(
-            wire.write_line,
-            channel.read_line,
-            wire.host_call_lock,
-            lambda: self.cells.cell_id,
-            channel.defer_request,
+        self.exchange = frames.Exchange(
+            wire.write_line, channel.read_line, wire.host_call_lock, channel.defer_request
         )
+        self.host = HostChannel(self.exchange, lambda: self.cells.cell_id)
         self.cells = CellExecution(
             wire,
             self.namespace,
@@ -64,6 +73,7 @@ class Session:
         # warm. With a request already waiting, that request does it.
         if not channel.request_waiting():
             self.cells.cell_namespace.install()
+        handlers = self.handlers()
         while True:
             # Under the host-call lock: a thread left running by a Cell that
             # calls the host between Cells must not read its answer here (or
@@ -72,38 +82,61 @@ class Session:
                 line = channel.next_request_line()
             if line == "":
                 return
-            if not line.strip():
-                continue
             try:
-                request = wire_json.decode(line)
-            except (ValueError, RecursionError):
-                # RecursionError: a line nested deeper than the C scanner
-                # allows is malformed input, not the end of the worker.
+                request = frames.decode(line)
+            except frames.MalformedFrame:
                 wire.write_frame(_INVALID_JSON_RESPONSE)
                 continue
             if not isinstance(request, dict):
-                continue
+                continue  # a blank line, or JSON that is no frame
             kind = request.get("type", "execute")
-            if kind == "shutdown":
+            # A type that is no str, or one not in the table, asks nothing.
+            handler = handlers.get(kind) if isinstance(kind, str) else None
+            if handler is not None and handler(request) is _STOP:
                 return
-            if kind == "execute":
-                self._execute(request)
-                continue
-            # The helpers' modules (codeop, the inspector) load on the first
-            # such request, not at every kernel's start.
-            from openai4s.kernel.runtime import code_completeness, code_help
 
-            if kind == "inspect_variables":
-                wire.write_frame(code_help.variables_reply(self.namespace, request))
-            elif kind == "stdout_request":
-                reply = code_help.last_stdout_reply(self.cells.last_stdout, request.get("id"))
-                wire.write_frame(reply)
-            elif kind == "is_complete":
-                wire.write_frame(code_completeness.reply(request))
-            elif kind in ("complete", "inspect"):
-                wire.write_frame(code_help.code_help_reply(self.namespace, kind, request))
-            # Anything else -- notably the late answer to an RPC a SIGINT
-            # abandoned -- is not a request.
+    def handlers(self):
+        """The main loop's table: every type the host may send a worker
+        (frames.HOST_TO_WORKER, src/proto/frame_types.h) to its handler."""
+        return {
+            "execute": self._execute,
+            "inspect_variables": self._inspect_variables,
+            "stdout_request": self._stdout_request,
+            "is_complete": self._is_complete,
+            "complete": self._code_help,
+            "inspect": self._code_help,
+            "shutdown": _stop,
+            # The handshake's, read once before this loop.
+            "initialize": _ignore,
+            # Late answers to a host call or input() a SIGINT abandoned.
+            "host_response": _ignore,
+            "host_ack": _ignore,
+            "input_reply": _ignore,
+        }
+
+    # The helpers' modules (codeop, the inspector) load on the first such
+    # request, not at every kernel's start.
+
+    def _inspect_variables(self, request):
+        from openai4s.kernel.runtime import code_help
+
+        self.wire.write_frame(code_help.variables_reply(self.namespace, request))
+
+    def _stdout_request(self, request):
+        from openai4s.kernel.runtime import code_help
+
+        reply = code_help.last_stdout_reply(self.cells.last_stdout, request.get("id"))
+        self.wire.write_frame(reply)
+
+    def _is_complete(self, request):
+        from openai4s.kernel.runtime import code_completeness
+
+        self.wire.write_frame(code_completeness.reply(request))
+
+    def _code_help(self, request):
+        from openai4s.kernel.runtime import code_help
+
+        self.wire.write_frame(code_help.code_help_reply(self.namespace, request["type"], request))
 
     def _execute(self, request):
         cell_id = request.get("id")
@@ -127,13 +160,7 @@ class Session:
     def _install_cell_io(self):
         """display() in builtins, input()/getpass() over the protocol."""
         builtins.display = display.display
-        wire = self.wire
         channel_ = InputChannel(
-            wire.write_line,
-            channel.read_line,
-            wire.host_call_lock,
-            lambda: self.cells.cell_id,
-            channel.defer_request,
-            wire.interrupt_from_caller,
+            self.exchange, lambda: self.cells.cell_id, self.wire.interrupt_from_caller
         )
         install_input(channel_, builtins)

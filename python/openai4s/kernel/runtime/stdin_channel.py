@@ -11,9 +11,7 @@ a late reply is then just a frame the next reader skips.
 
 import sys
 
-from openai4s.kernel.runtime import import_watch, wire_json
-
-from openai4s.kernel.runtime.protocol import DISCARD_BUDGET
+from openai4s.kernel.runtime import import_watch
 
 #: The longest prompt sent (a prompt is a label, not a payload).
 MAX_PROMPT_CHARS = 10_000
@@ -26,25 +24,18 @@ class StdinNotImplementedError(RuntimeError):
 class InputChannel:
     """Sends input_request frames for the running Cell and awaits replies.
 
-    ``write_line``/``read_line``/``host_call_lock``/``defer_request`` are
-    the worker's protocol primitives (as for HostChannel); ``active_cell``
-    returns the running Cell's id; ``on_interrupt`` turns a caller-side
-    interrupt (Ctrl-C at the prompt) into this Cell's interrupt.
+    ``exchange`` is the worker's one request/reply helper (frames.Exchange);
+    ``active_cell`` returns the running Cell's id; ``on_interrupt`` turns a
+    caller-side interrupt (Ctrl-C at the prompt) into this Cell's interrupt.
     """
 
-    def __init__(
-        self, write_line, read_line, host_call_lock, active_cell, defer_request, on_interrupt
-    ):
-        self._write_line = write_line
-        self._read_line = read_line
-        self._host_call_lock = host_call_lock
+    def __init__(self, exchange, active_cell, on_interrupt):
+        self._exchange = exchange
         self._active_cell = active_cell
-        self._defer_request = defer_request
         self._on_interrupt = on_interrupt
         self._seq = 0
 
     def ask(self, prompt="", password=False):
-        from openai4s.kernel.runtime.host_rpc import _REQUESTS
         from openai4s.kernel.runtime.protocol import dumps
 
         cell_id = self._active_cell()
@@ -67,33 +58,18 @@ class InputChannel:
             "password": bool(password),
             "seq": seq,
         }
-        with self._host_call_lock():
-            self._write_line(dumps(frame) + "\n")
-            discarded = 0
-            while True:
-                line = self._read_line()
-                if line == "":
-                    raise EOFError("the host closed the kernel while waiting for input")
-                try:
-                    reply = wire_json.decode(line)
-                except (ValueError, RecursionError):
-                    reply = None
-                if isinstance(reply, dict) and reply.get("type") in _REQUESTS:
-                    # Only a thread outliving its Cell sees the next request.
-                    self._defer_request(line)
-                    raise StdinNotImplementedError("no input channel: the cell has finished")
-                if (
-                    not isinstance(reply, dict)
-                    or reply.get("type") != "input_reply"
-                    or reply.get("id") != cell_id
-                    or reply.get("seq", seq) != seq
-                ):
-                    # A late reply to an input() a SIGINT abandoned, or noise.
-                    discarded += 1
-                    if discarded > DISCARD_BUDGET:
-                        raise RuntimeError("input(): protocol desync, too many unexpected frames")
-                    continue
-                break
+        # A reply for another seq is late (an input() a SIGINT abandoned).
+        reply = self._exchange.request(
+            dumps(frame) + "\n",
+            cell_id,
+            lambda got: got.get("type") == "input_reply" and got.get("seq", seq) == seq,
+            on_closed=lambda: EOFError("the host closed the kernel while waiting for input"),
+            on_request=_cell_finished,
+            desync="input(): protocol desync, too many unexpected frames",
+        )
+        return self._value(reply)
+
+    def _value(self, reply):
         if reply.get("interrupt"):
             self._on_interrupt()
         error = reply.get("error")
@@ -103,6 +79,12 @@ class InputChannel:
         if not isinstance(value, str):
             raise StdinNotImplementedError("the host's input reply carried no text")
         return value
+
+
+def _cell_finished():
+    # Only a thread outliving its Cell sees the next request: nobody is
+    # left to answer its input().
+    raise StdinNotImplementedError("no input channel: the cell has finished")
 
 
 def make_input(channel):

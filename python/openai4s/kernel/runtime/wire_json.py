@@ -1,4 +1,4 @@
-"""The worker's one JSON codec, on the C accelerator ``_json`` directly.
+"""The worker's JSON codec, on the C accelerator ``_json`` directly.
 
 The ``json`` package compiles regular expressions when it is imported, and
 ``re`` brings ``enum`` with it: together about a fifth of a sandboxed
@@ -47,13 +47,19 @@ def decode(text):
         text = bytes(text).decode(detect_encoding(text), "surrogatepass")
     elif text.startswith("\ufeff"):
         raise _decode_error("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    return scan(_scan_once, text)
+
+
+def scan(scan_once, text):
+    """The one value a str holds, read by ``scan_once`` (a C scanner from
+    ``_json.make_scanner``); JSONDecodeError (a ValueError) otherwise."""
     start = 0
     # Only text that begins with whitespace is stripped: a copy of a large
     # frame to find no whitespace would cost more than the scan.
     if text and text[0] in _WHITESPACE:
         start = len(text) - len(text.lstrip(_WHITESPACE))
     try:
-        value, end = _scan_once(text, start)
+        value, end = scan_once(text, start)
     except StopIteration as missing:
         raise _decode_error("Expecting value", text, missing.value) from None
     except SystemError:
@@ -63,7 +69,7 @@ def decode(text):
         # With json.decoder there, the same scan raises the real error.
         import json.decoder  # noqa: F401
 
-        value, end = _scan_once(text, start)
+        value, end = scan_once(text, start)
     if end != len(text):
         rest = text[end:]
         stripped = rest.lstrip(_WHITESPACE)

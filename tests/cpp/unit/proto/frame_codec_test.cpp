@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "proto/limits.h"
+
 namespace o4s::proto {
 namespace {
 
@@ -30,6 +32,29 @@ TEST(EncodeFrameTest, ReplacesInvalidUtf8InsteadOfThrowing) {
   ASSERT_TRUE(decoded.ok()) << line;
   // Each invalid byte becomes U+FFFD; the valid text around it survives.
   EXPECT_EQ(decoded.value()["text"], "ok\xEF\xBF\xBD\xEF\xBF\xBDok");
+}
+
+Json nested(int levels) {
+  Json inner = Json::array();
+  for (int i = 1; i < levels; ++i) inner = Json::array({inner});
+  return inner;
+}
+
+TEST(EncodeFrameTest, AFrameDeeperThanTheWireCarriesIsReplacedByItsError) {
+  // The reply object is one level, so data of kMaxFrameDepth - 1 fits.
+  Json fits{{"type", "host_response"}, {"id", "hc-1"}, {"data", nested(kMaxFrameDepth - 1)}};
+  auto decoded = decode_frame(encode_frame(fits));
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(decoded.value(), fits);
+
+  Json deep{{"type", "host_response"}, {"id", "hc-2"}, {"data", nested(kMaxFrameDepth)}};
+  auto replaced = decode_frame(encode_frame(deep));
+  ASSERT_TRUE(replaced.ok()) << "the host wrote a line its own reader refuses";
+  EXPECT_EQ(replaced.value()["type"], "host_response");
+  EXPECT_EQ(replaced.value()["id"], "hc-2");
+  EXPECT_NE(replaced.value()["error"].get<std::string>().find("nested deeper than 256"),
+            std::string::npos);
+  EXPECT_FALSE(replaced.value().contains("data"));
 }
 
 TEST(EncodeFrameTest, RoundTripsThroughDecode) {
