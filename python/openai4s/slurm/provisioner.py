@@ -78,6 +78,15 @@ class SlurmProvisioner(KernelProvisionerBase):
         return [arg.format(**values) if "{" in arg else arg for arg in argv]
 
     async def launch_kernel(self, cmd, **kwargs):
+        try:
+            return await self._submit_and_wait(cmd, kwargs)
+        except BaseException:
+            # A start that failed leaves no job and no file behind.
+            await self.cleanup()
+            self.job_id = None
+            raise
+
+    async def _submit_and_wait(self, cmd, kwargs):
         km = self.parent
         handoff.write_private(
             os.path.join(self.kernel_dir, handoff.LAUNCH),
