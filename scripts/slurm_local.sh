@@ -107,10 +107,17 @@ start() {
   command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v munged >/dev/null ||
     die "slurmctld, slurmd and munged are needed (apt-get install slurmctld slurmd slurm-client munge)"
   mkdir -p "$state/log" "$state/ctld" "$state/spool"
-  [ -f "$conf" ] || write_conf
+  local fresh=""
+  live_pid "$state/slurmctld.pid" slurmctld >/dev/null || fresh=yes
+  # A cluster that is not running starts afresh: the config for this host
+  # as it is now, no jobs from an earlier run (-c), no stale munge socket.
+  if [ -n "$fresh" ]; then
+    write_conf
+    live_pid "$state/munge/munged.pid" munged >/dev/null || rm -f "$state/munge/munge.socket"*
+  fi
   start_munge
-  if ! live_pid "$state/slurmctld.pid" slurmctld >/dev/null; then
-    slurmctld -i || die "slurmctld did not start; see $state/log/slurmctld.log"
+  if [ -n "$fresh" ]; then
+    slurmctld -c -i || die "slurmctld did not start; see $state/log/slurmctld.log"
   fi
   if ! live_pid "$state/slurmd.pid" slurmd >/dev/null; then
     slurmd -N "$node" || die "slurmd did not start; see $state/log/slurmd.log"
