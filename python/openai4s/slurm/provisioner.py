@@ -49,6 +49,9 @@ class SlurmProvisioner(KernelProvisionerBase):
     job_id = None
     kernel_dir = None
     exit_reason = None
+    #: Seconds from the start of launch_kernel: sbatch returned, the job
+    #: reported its ports (what the bench in bench/slurm_start.py prints).
+    timings = None
     _last_status = None
     _last_status_at = 0.0
 
@@ -102,8 +105,10 @@ class SlurmProvisioner(KernelProvisionerBase):
         self.job_id = await slurm_cli.submit(
             self._sbatch_options(kwargs), script, kwargs.get("env")
         )
+        self.timings = {"submission": time.monotonic() - started}
         self.log.info("openai4s-slurm: kernel %s is Slurm job %s", self.kernel_id, self.job_id)
         ready = await self._wait_until_ready(started)
+        self.timings["until ports"] = time.monotonic() - started
         self.connection_info = {
             **{name: ready[name] for name in _PORT_NAMES},
             "ip": ready["ip"],
