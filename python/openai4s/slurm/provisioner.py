@@ -21,6 +21,7 @@ cluster's defaults decide. The kernel's lifecycle maps onto the job's:
 
 import asyncio
 import os
+import re
 import shlex
 import sys
 import time
@@ -78,7 +79,10 @@ class SlurmProvisioner(KernelProvisionerBase):
             "prefix": sys.prefix,
         }
         argv = list(self.kernel_spec.argv) + list(extra_arguments)
-        return [arg.format(**values) if "{" in arg else arg for arg in argv]
+        # Only the names jupyter_client substitutes; other braces (a JSON
+        # argument) stay as they are.
+        pattern = re.compile(r"\{(" + "|".join(values) + r")\}")
+        return [pattern.sub(lambda match: values[match.group(1)], arg) for arg in argv]
 
     async def launch_kernel(self, cmd, **kwargs):
         try:

@@ -5,6 +5,7 @@ registers."""
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -137,6 +138,37 @@ def test_the_slurm_kernelspec_names_the_provisioner_and_its_resources(tmp_path):
         "8G",
         "gpu:1",
     )
+
+
+@pytest.mark.skipif(shutil.which("Rscript") is None, reason="Rscript is not installed")
+def test_the_r_slurm_kernelspec_has_its_own_name(tmp_path):
+    done = _cli("install", "--prefix", str(tmp_path), "--slurm", "--lang", "r")
+    assert done.returncode == 0, done.stderr
+    spec_dir = tmp_path / "share" / "jupyter" / "kernels" / "openai4s-r-slurm"
+    spec = json.loads((spec_dir / "kernel.json").read_text())
+    assert spec["language"] == "R" and spec["display_name"] == "openai4s (R, Slurm)"
+    assert spec["metadata"]["kernel_provisioner"]["provisioner_name"] == "openai4s-slurm"
+
+
+def test_the_kernel_argv_keeps_braces_it_does_not_own():
+    from jupyter_client.kernelspec import KernelSpec
+
+    from openai4s.slurm.provisioner import SlurmProvisioner
+
+    provisioner = SlurmProvisioner(
+        kernel_spec=KernelSpec(
+            argv=["k", "-f", "{connection_file}", '{"a": 1}', "{resource_dir}/x"],
+            resource_dir="/specs/k",
+        )
+    )
+    assert provisioner._kernel_argv("/d/connection.json", ["--more"]) == [
+        "k",
+        "-f",
+        "/d/connection.json",
+        '{"a": 1}',
+        "/specs/k/x",
+        "--more",
+    ]
 
 
 def test_resources_without_slurm_are_a_clear_error(tmp_path):
