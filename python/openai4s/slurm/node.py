@@ -34,22 +34,40 @@ def node_address(requested):
         return "127.0.0.1"
 
 
-def free_ports(address, count=5):
-    sockets = []
-    try:
-        for _ in range(count):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.bind((address, 0))
-            sockets.append(sock)
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
+_PORT_NAMES = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
+
+
+def free_ports(address, preferred=None):
+    """Five ports free on `address`: the `preferred` ones when all of them
+    are (a restart on the same node keeps its ports, so a client connected
+    to the old kernel reaches the new one, as with a local restart), else
+    any. SO_REUSEADDR as ZeroMQ sets it: a port whose last connections
+    linger in TIME_WAIT is free for the kernel too."""
+    for wanted in ([preferred] if preferred else []) + [[0] * len(_PORT_NAMES)]:
+        sockets = []
+        try:
+            for port in wanted:
+                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                sockets.append(sock)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind((address, port))
+            return [sock.getsockname()[1] for sock in sockets]
+        except OSError:
+            continue
+        finally:
+            for sock in sockets:
+                sock.close()
+    raise OSError(f"no free ports on {address}")
 
 
 def connection_info(launch, address):
-    names = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
-    info = dict(zip(names, free_ports(address)))
+    previous = launch.get("previous") or {}
+    preferred = None
+    if previous.get("ip") == address:
+        preferred = [previous.get(name) for name in _PORT_NAMES]
+        if not all(isinstance(port, int) and port > 0 for port in preferred):
+            preferred = None
+    info = dict(zip(_PORT_NAMES, free_ports(address, preferred)))
     info.update(
         ip=address,
         transport="tcp",

@@ -102,6 +102,8 @@ class SlurmProvisioner(KernelProvisionerBase):
                 "signature_scheme": km.session.signature_scheme,
                 "kernel_name": getattr(km, "kernel_name", ""),
                 "ip": self.ip,
+                # A restart asks the node for the ports it had (see node.py).
+                "previous": {name: self.connection_info.get(name) for name in ("ip", *_PORT_NAMES)},
             },
         )
         script = self._write_job_script(cmd)

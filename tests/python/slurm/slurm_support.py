@@ -69,8 +69,9 @@ class SlurmEnvironment:
     @contextlib.contextmanager
     def applied(self):
         saved = dict(os.environ)
+        wanted = self.environ()
         os.environ.clear()
-        os.environ.update(self.environ())
+        os.environ.update(wanted)
         try:
             yield self
         finally:

@@ -90,6 +90,20 @@ def test_the_node_side_writes_the_connection_file_and_reports_ports_without_the_
     assert ready["job_id"] == "77" and ready["shell_port"] == connection["shell_port"]
 
 
+def test_a_restart_on_the_same_node_gets_its_old_ports_back(tmp_path):
+    directory = _kernel_dir(tmp_path)
+    assert _node(directory, "true").returncode == 0
+    first = handoff.read_private(str(directory / handoff.READY))
+    launch = handoff.read_private(str(directory / handoff.LAUNCH))
+    for name in (handoff.READY, handoff.CONNECTION, handoff.LAUNCH):
+        (directory / name).unlink()
+    handoff.write_private(str(directory / handoff.LAUNCH), {**launch, "previous": first})
+    assert _node(directory, "true").returncode == 0
+    second = handoff.read_private(str(directory / handoff.READY))
+    names = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
+    assert [second[n] for n in names] == [first[n] for n in names]
+
+
 def test_the_node_side_refuses_a_launch_file_others_can_read(tmp_path):
     directory = _kernel_dir(tmp_path, mode=0o644)
     done = _node(directory, "true")
