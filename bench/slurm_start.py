@@ -44,7 +44,7 @@ def _first_result(name, workspace):
     kc.start_channels()
     try:
         kc.wait_for_ready(timeout=120)
-        reply = kc.execute_interactive("1 + 1", timeout=60)
+        reply = kc.execute_interactive("1 + 1", timeout=60, output_hook=lambda msg: None)
         assert reply["content"]["status"] == "ok"
         done = time.monotonic()
     finally:
