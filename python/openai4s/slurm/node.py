@@ -13,6 +13,7 @@ has). All five are held open together so they differ.
 """
 
 import os
+import shutil
 import socket
 import sys
 
@@ -83,6 +84,12 @@ def main(argv):
         print("usage: python -m openai4s.slurm.node KERNEL_DIR -- KERNEL ARGV...", file=sys.stderr)
         return 2
     directory, command = argv[0], argv[2:]
+    # Checked before the ports are reported: a kernel that cannot run ends
+    # the job, and the launcher's start fails with how, instead of handing
+    # out ports nobody will bind.
+    if shutil.which(command[0]) is None:
+        print(f"openai4s.slurm.node: cannot run {command[0]}: not found", file=sys.stderr)
+        return 127
     launch = handoff.read_private(os.path.join(directory, handoff.LAUNCH))
     info = connection_info(launch, node_address(launch.get("ip")))
     handoff.write_private(os.path.join(directory, handoff.CONNECTION), info)
