@@ -14,7 +14,7 @@ from dataclasses import dataclass
 ACTIVE_STATES = frozenset(
     {"PENDING", "CONFIGURING", "RUNNING", "SUSPENDED", "REQUEUED", "RESIZING", "SIGNALING"}
 )
-#: Ends the user did not ask for; the reason is worth saying loudly.
+#: Seconds one Slurm command may take before it counts as failed.
 _COMMAND_TIMEOUT = 30
 
 
