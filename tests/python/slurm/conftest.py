@@ -8,15 +8,15 @@ import slurm_support
 @pytest.fixture(scope="session")
 def cluster():
     """The one-node cluster, started by the project's script unless it was
-    already up (then left running); skipped only when it cannot run here."""
+    already up; shared by every pytest-xdist worker (the last one out stops
+    it, and only if the tests started it); skipped only when it cannot run."""
     reason = slurm_support.missing_reason()
     if reason:
         pytest.skip(reason)
-    already_up = slurm_support.script("status").returncode == 0
-    if not already_up:
-        started = slurm_support.script("start")
-        if started.returncode != 0:
-            pytest.skip(f"the Slurm daemons cannot run here: {started.stderr.strip()}")
+    with slurm_support.ClusterUsers() as users:
+        failure = users.join()
+    if failure:
+        pytest.skip(f"the Slurm daemons cannot run here: {failure}")
     saved = os.environ.get("SLURM_CONF")
     os.environ["SLURM_CONF"] = slurm_support.slurm_conf()
     yield os.environ["SLURM_CONF"]
@@ -24,8 +24,8 @@ def cluster():
         os.environ.pop("SLURM_CONF", None)
     else:
         os.environ["SLURM_CONF"] = saved
-    if not already_up:
-        slurm_support.script("stop")
+    with slurm_support.ClusterUsers() as users:
+        users.leave()
 
 
 @pytest.fixture

@@ -38,6 +38,54 @@ def missing_reason():
     return None
 
 
+class ClusterUsers:
+    """The test processes using the cluster (pytest-xdist runs several),
+    under one lock: the first starts it when it is down and marks it as
+    the tests' own; the last to leave stops it only if so marked, so a
+    cluster someone started by hand is left running."""
+
+    def __init__(self):
+        self.root = Path(tempfile.gettempdir()) / "openai4s-slurm-tests"
+        self.root.mkdir(exist_ok=True)
+        self.marker = self.root / "started-by-tests"
+
+    def __enter__(self):
+        import fcntl
+
+        self._lock = open(self.root / "lock", "w")
+        fcntl.flock(self._lock, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        self._lock.close()
+
+    def _live_users(self):
+        users = []
+        for entry in self.root.glob("user-*"):
+            pid = int(entry.name.split("-", 1)[1])
+            if os.path.exists(f"/proc/{pid}"):
+                users.append(entry)
+            else:
+                entry.unlink()
+        return users
+
+    def join(self):
+        """None once the cluster is up, else why it could not start."""
+        if script("status").returncode != 0:
+            started = script("start")
+            if started.returncode != 0:
+                return started.stderr.strip()
+            self.marker.touch()
+        (self.root / f"user-{os.getpid()}").touch()
+        return None
+
+    def leave(self):
+        (self.root / f"user-{os.getpid()}").unlink(missing_ok=True)
+        if not self._live_users() and self.marker.exists():
+            script("stop")
+            self.marker.unlink()
+
+
 class SlurmEnvironment:
     """prefix/ (the kernelspec), data/ (the store), workspace/ (the job's
     cwd) and kernels/ (the provisioner's private directories)."""
