@@ -36,6 +36,7 @@ test_packages=(
   tmux python3-pytest python3-pytest-xdist libbenchmark-dev black clang-format
   python3-ipykernel python3-jupyter-kernel-test python3-nbclient python3-nbconvert
   jupyter-notebook chromium
+  slurmctld slurmd slurm-client munge
 )
 case "$part" in
   --repl)
@@ -80,6 +81,15 @@ cat > .venv/bin/openai4s <<'LAUNCHER'
 exec "$(dirname "$0")/python" -m openai4s "$@"
 LAUNCHER
 chmod +x .venv/bin/openai4s
+# The package's entry points (the `openai4s-slurm` kernel provisioner), seen
+# by jupyter_client through this metadata directory: still no pip.
+meta="$site/openai4s-0.1.0.dist-info"
+mkdir -p "$meta"
+printf 'Metadata-Version: 2.1\nName: openai4s\nVersion: 0.1.0\n' > "$meta/METADATA"
+cat > "$meta/entry_points.txt" <<'ENTRY_POINTS'
+[jupyter_client.kernel_provisioners]
+openai4s-slurm = openai4s.slurm.provisioner:SlurmProvisioner
+ENTRY_POINTS
 # A sandboxed worker sees the package read-only and cannot write its own
 # bytecode cache: without one, every worker start compiles the runtime
 # (about 40 ms more per kernel start here). Written once, now.

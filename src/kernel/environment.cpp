@@ -16,7 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::array<std::string_view, 50> kRuntimePassthrough = {
+constexpr std::array<std::string_view, 52> kRuntimePassthrough = {
     "HOME",
     "USER",
     "LOGNAME",
@@ -67,6 +67,11 @@ constexpr std::array<std::string_view, 50> kRuntimePassthrough = {
     "HIP_VISIBLE_DEVICES",
     "ROCR_VISIBLE_DEVICES",
     "OPENBLAS_CORETYPE",
+    // A kernel started as a Slurm job (the openai4s-slurm provisioner): a
+    // cell can say which job and nodes it runs on. The rest of SLURM_* stays
+    // with the host.
+    "SLURM_JOB_ID",
+    "SLURM_JOB_NODELIST",
 };
 
 // Settings the worker itself reads; every other OPENAI4S_* stays on the host.

@@ -26,6 +26,9 @@ KERNELS = {
     "python": ("openai4s-python", "openai4s (Python)"),
     "r": ("openai4s-r", "openai4s (R)"),
 }
+#: The `--slurm` flags and the provisioner settings they fill (sbatch's
+#: --partition, --time, --cpus-per-task, --mem, --gres).
+SLURM_RESOURCES = ("partition", "time", "cpus", "mem", "gres")
 _EXECUTABLE_NAME = "openai4s-jupyter-kernel"
 
 
@@ -80,8 +83,30 @@ def r_version_of(rscript):
     )
 
 
-def kernelspec(executable=None, python=None, workspace=None, lang="python", rscript=None):
-    """The kernel.json document for `lang` ("python" or "r")."""
+def spec_name(lang, slurm=None):
+    """(kernelspec name, display name): `openai4s-python`, or with Slurm
+    resources `openai4s-python-slurm`."""
+    name, display_name = KERNELS[lang]
+    if slurm is None:
+        return name, display_name
+    return f"{name}-slurm", f"{display_name[:-1]}, Slurm)"
+
+
+def slurm_provisioner(slurm, python):
+    """The kernelspec stanza that makes jupyter_client start the kernel as a
+    Slurm job (python/openai4s/slurm); only the resources given are set."""
+    config = {key: str(value) for key, value in slurm.items() if value not in (None, "")}
+    # The job's node-side launcher runs under the worker's interpreter, a
+    # path the compute node must have anyway.
+    config["python"] = python
+    return {"provisioner_name": "openai4s-slurm", "config": config}
+
+
+def kernelspec(
+    executable=None, python=None, workspace=None, lang="python", rscript=None, slurm=None
+):
+    """The kernel.json document for `lang` ("python" or "r"); `slurm` (a
+    dict of SLURM_RESOURCES, possibly empty) makes it a Slurm kernel."""
     if lang not in KERNELS:
         raise JupyterSetupError(f"unknown language {lang!r}; expected one of {sorted(KERNELS)}")
     python = os.path.abspath(python or sys.executable)
@@ -115,15 +140,19 @@ def kernelspec(executable=None, python=None, workspace=None, lang="python", rscr
         if version:
             argv += ["--language-version", version]
         worker = "openai4s/kernel/runtime/r_worker.R"
-    name, display_name = KERNELS[lang]
+    _, display_name = spec_name(lang, slurm)
+    metadata = {"openai4s": {"kind": lang, "worker": worker}}
+    if slurm is not None:
+        metadata["kernel_provisioner"] = slurm_provisioner(slurm, python)
     return {
         "argv": argv,
         "display_name": display_name,
         "language": "R" if lang == "r" else "python",
         # Both work; the message is the one that reaches a kernel behind a
-        # gateway, and it is what this kernel answers on its control channel.
+        # gateway (or on a Slurm node), and it is what this kernel answers on
+        # its control channel.
         "interrupt_mode": "message",
-        "metadata": {"openai4s": {"kind": lang, "worker": worker}},
+        "metadata": metadata,
     }
 
 
@@ -155,10 +184,11 @@ def install(
     workspace=None,
     lang="python",
     rscript=None,
+    slurm=None,
 ):
     """Installs the spec for `lang`; returns its directory."""
-    spec = kernelspec(executable, python, workspace, lang, rscript)
-    name = KERNELS[lang][0]
+    spec = kernelspec(executable, python, workspace, lang, rscript, slurm)
+    name = spec_name(lang, slurm)[0]
     parent = kernels_dir(prefix, user)
     target = os.path.join(parent, name)
     if os.path.lexists(target) and not replace:
@@ -213,8 +243,9 @@ def installed_specs():
 
 def run(args):
     """The `jupyter` command; returns the exit status."""
-    name = KERNELS[args.lang][0]
     try:
+        slurm = slurm_resources(args)
+        name = spec_name(args.lang, slurm)[0]
         if args.action == "install":
             path = install(
                 prefix=args.prefix,
@@ -225,13 +256,16 @@ def run(args):
                 workspace=args.workspace,
                 lang=args.lang,
                 rscript=args.rscript,
+                slurm=slurm,
             )
             print(f"installed kernelspec {name} in {path}")
             hint = jupyter_path_hint(path)
             if hint:
                 print(hint)
         elif args.action == "export":
-            spec = kernelspec(args.executable, args.python, args.workspace, args.lang, args.rscript)
+            spec = kernelspec(
+                args.executable, args.python, args.workspace, args.lang, args.rscript, slurm
+            )
             if args.output:
                 target = os.path.join(args.output, name)
                 if os.path.lexists(target) and not args.replace:
@@ -245,7 +279,7 @@ def run(args):
             describe = {"name": name, "installed": installed_specs()}
             try:
                 describe["spec"] = kernelspec(
-                    args.executable, args.python, args.workspace, args.lang, args.rscript
+                    args.executable, args.python, args.workspace, args.lang, args.rscript, slurm
                 )
             except JupyterSetupError as error:
                 describe["spec_error"] = str(error)
@@ -255,6 +289,29 @@ def run(args):
         print(f"openai4s jupyter {args.action}: {error}", file=sys.stderr)
         return 1
     return 0
+
+
+def slurm_resources(args):
+    """None without --slurm, else the resources given (a dict, maybe empty)."""
+    if not getattr(args, "slurm", False):
+        given = [f"--{key}" for key in SLURM_RESOURCES if getattr(args, key, None)]
+        if given:
+            raise JupyterSetupError(f"{', '.join(given)} only apply with --slurm")
+        return None
+    return {key: getattr(args, key) for key in SLURM_RESOURCES if getattr(args, key, None)}
+
+
+def add_slurm_arguments(action):
+    action.add_argument(
+        "--slurm",
+        action="store_true",
+        help="run the kernel as a Slurm job (kernelspec openai4s-python-slurm / openai4s-r-slurm)",
+    )
+    action.add_argument("--partition", help="with --slurm: sbatch --partition")
+    action.add_argument("--time", help="with --slurm: sbatch --time (e.g. 2:00:00)")
+    action.add_argument("--cpus", help="with --slurm: sbatch --cpus-per-task")
+    action.add_argument("--mem", help="with --slurm: sbatch --mem (e.g. 8G)")
+    action.add_argument("--gres", help="with --slurm: sbatch --gres (e.g. gpu:1)")
 
 
 def add_parser(commands):
@@ -281,6 +338,7 @@ def add_parser(commands):
             help="the worker's language: python (openai4s-python) or r (openai4s-r)",
         )
         action.add_argument("--rscript", help="with --lang r: the Rscript to run (default: found)")
+        add_slurm_arguments(action)
         if name == "install":
             where = action.add_mutually_exclusive_group()
             where.add_argument("--prefix", help="install under PREFIX/share/jupyter/kernels")

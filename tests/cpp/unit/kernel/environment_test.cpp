@@ -71,6 +71,8 @@ const std::vector<std::string> kRuntimeNames = {
     "CUDA_VISIBLE_DEVICES",
     "HIP_VISIBLE_DEVICES",
     "ROCR_VISIBLE_DEVICES",
+    "SLURM_JOB_ID",
+    "SLURM_JOB_NODELIST",
 };
 
 const std::vector<std::string> kWorkerSettingNames = {
@@ -185,6 +187,8 @@ TEST(BuildKernelEnvironmentTest, NamesOutsideTheAllowlistAreDropped) {
       "R_PROFILE", "R_PROFILE_USER", "RUBYOPT",
       // Deliberately absent: proxies embed credentials, agent sockets grant access.
       "HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "ALL_PROXY", "SSH_AUTH_SOCK",
+      // Only the job's id and nodes of a Slurm job's variables reach a cell.
+      "SLURM_CONF", "SLURM_JOB_ACCOUNT", "SLURM_SUBMIT_DIR",
       // Allowlisted names in the wrong case are different variables.
       "home", "Path"};
   for (const auto& name : hostile) f.request.source[name] = "leak";

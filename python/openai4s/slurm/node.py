@@ -1,0 +1,109 @@
+"""What a kernel's Slurm job runs on the compute node, before the kernel.
+
+    python .../openai4s/slurm/node.py KERNEL_DIR -- KERNEL ARGV...
+
+Reads the launcher's private `launch.json` (the key), chooses five free
+ports on this node's address, writes the kernel's 0600 connection file,
+reports the ports in `ready.json` and then becomes the kernel (exec), so
+the job's process is the kernel and Slurm's signals reach it directly.
+
+The ports are found by binding port 0 and closing; the kernel binds them a
+few milliseconds later (the same window jupyter_client's local launcher
+has). All five are held open together so they differ.
+"""
+
+import os
+import shutil
+import socket
+import sys
+
+if not __package__:
+    # Run by path (`python .../openai4s/slurm/node.py`): the job's interpreter
+    # need not have the package installed, only the shared source tree.
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from openai4s.slurm import handoff  # noqa: E402
+
+
+def node_address(requested):
+    """The address the kernel binds: the launcher's choice, else this
+    node's name as the cluster resolves it (what the login node reaches)."""
+    if requested:
+        return requested
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return "127.0.0.1"
+
+
+_PORT_NAMES = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
+
+
+def free_ports(address, preferred=None):
+    """Five ports free on `address`: the `preferred` ones when all of them
+    are (a restart on the same node keeps its ports, so a client connected
+    to the old kernel reaches the new one, as with a local restart), else
+    any. SO_REUSEADDR as ZeroMQ sets it: a port whose last connections
+    linger in TIME_WAIT is free for the kernel too."""
+    for wanted in ([preferred] if preferred else []) + [[0] * len(_PORT_NAMES)]:
+        sockets = []
+        try:
+            for port in wanted:
+                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                sockets.append(sock)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind((address, port))
+            return [sock.getsockname()[1] for sock in sockets]
+        except OSError:
+            continue
+        finally:
+            for sock in sockets:
+                sock.close()
+    raise OSError(f"no free ports on {address}")
+
+
+def connection_info(launch, address):
+    previous = launch.get("previous") or {}
+    preferred = None
+    if previous.get("ip") == address:
+        preferred = [previous.get(name) for name in _PORT_NAMES]
+        if not all(isinstance(port, int) and port > 0 for port in preferred):
+            preferred = None
+    info = dict(zip(_PORT_NAMES, free_ports(address, preferred)))
+    info.update(
+        ip=address,
+        transport="tcp",
+        key=launch["key"],
+        signature_scheme=launch.get("signature_scheme", "hmac-sha256"),
+        kernel_name=launch.get("kernel_name", ""),
+    )
+    return info
+
+
+def main(argv):
+    if len(argv) < 3 or argv[1] != "--":
+        print("usage: python -m openai4s.slurm.node KERNEL_DIR -- KERNEL ARGV...", file=sys.stderr)
+        return 2
+    directory, command = argv[0], argv[2:]
+    # Checked before the ports are reported: a kernel that cannot run ends
+    # the job, and the launcher's start fails with how, instead of handing
+    # out ports nobody will bind.
+    if shutil.which(command[0]) is None:
+        print(f"openai4s.slurm.node: cannot run {command[0]}: not found", file=sys.stderr)
+        return 127
+    launch = handoff.read_private(os.path.join(directory, handoff.LAUNCH))
+    info = connection_info(launch, node_address(launch.get("ip")))
+    handoff.write_private(os.path.join(directory, handoff.CONNECTION), info)
+    public = {name: value for name, value in info.items() if name != "key"}
+    public.update(
+        node=socket.gethostname(), job_id=os.environ.get("SLURM_JOB_ID", ""), pid=os.getpid()
+    )
+    handoff.write_private(os.path.join(directory, handoff.READY), public)
+    try:
+        os.execvp(command[0], command)
+    except OSError as error:
+        print(f"openai4s.slurm.node: cannot run {command[0]}: {error}", file=sys.stderr)
+        return 127
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
