@@ -18,6 +18,13 @@ void apply_sink_capture(Json& response, CellCapture::Finished finished) {
   for (auto& [key, value] : finished.usage.items()) (*usage)[key] = value;
 }
 
+// Whether the frame's `id` is `id` (compared in place: every frame of a
+// cell passes here).
+bool has_id(const Json& frame, const std::string& id) {
+  auto it = frame.find("id");
+  return it != frame.end() && it->is_string() && it->get_ref<const std::string&>() == id;
+}
+
 std::optional<std::int64_t> integer_field(const Json& frame, const char* key) {
   auto it = frame.find(key);
   if (it == frame.end() || !it->is_number_integer()) return std::nullopt;
@@ -45,7 +52,7 @@ void CellWait::watch_sink_output(std::shared_ptr<Transport> reader) {
 }
 
 Verdict CellWait::judge(FrameKind kind, const Json& frame) {
-  const bool ours = proto::frame_string(frame, "id") == cell_id_;
+  const bool ours = frame.is_object() && has_id(frame, cell_id_);
   switch (kind) {
     case FrameKind::kReply:
       // Only a response is a cell's; other replies are not waited for now.
@@ -86,7 +93,7 @@ Error CellWait::at_end(Error error, bool end_of_stream) {
 }
 
 bool CellWait::is_running_cell(const Json& input_request) const {
-  return proto::frame_string(input_request, "id") == cell_id_;
+  return input_request.is_object() && has_id(input_request, cell_id_);
 }
 
 void CellWait::deliver_live(const std::string& text) {
