@@ -158,14 +158,21 @@ std::vector<std::string> to_envp(const EnvMap& env) {
   return out;
 }
 
-EnvMap build_kernel_environment(const EnvironmentRequest& request) {
-  const EnvMap& source = request.source;
+namespace {
+
+// The allowlisted part of the source: nothing that may carry a secret.
+EnvMap allowlisted(const EnvMap& source) {
   EnvMap env;
   for (const auto& [name, value] : source) {
     bool allowed = contains(kRuntimePassthrough, name) || contains(kWorkerSettings, name);
     if (allowed && !name_can_carry_a_secret(name)) env[name] = value;
   }
+  return env;
+}
 
+// PATH led by the selected runtime (a conda prefix, or the interpreter's
+// directory), with the matching CONDA_* / VIRTUAL_ENV markers.
+void select_runtime(EnvMap& env, const EnvironmentRequest& request) {
   std::string path = env.count("PATH") != 0U ? env["PATH"] : std::string();
   if (path.empty()) path = "/bin:/usr/bin";
   env.erase("VIRTUAL_ENV");
@@ -185,26 +192,28 @@ EnvMap build_kernel_environment(const EnvironmentRequest& request) {
     if (request.interpreter && !request.interpreter->empty() && (*request.interpreter)[0] == '/') {
       path = dirname_of(*request.interpreter) + ":" + path;
     }
-    if (const std::string* venv = find(source, "VIRTUAL_ENV")) env["VIRTUAL_ENV"] = *venv;
+    if (const std::string* venv = find(request.source, "VIRTUAL_ENV")) env["VIRTUAL_ENV"] = *venv;
   }
   env["PATH"] = path;
+}
 
+// A stable cache so matplotlib does not rebuild its font list per kernel.
+std::string matplotlib_cache(const EnvMap& env, const std::string& workspace) {
+  for (const char* name : {"TMPDIR", "TEMP", "TMP"}) {
+    if (const std::string* value = find(env, name); value != nullptr && !value->empty()) {
+      return strip_trailing_slashes(*value) + "/openai4s-matplotlib";
+    }
+  }
+  return workspace + "/.openai4s-runtime/openai4s-matplotlib";
+}
+
+// The host-owned values, set after filtering so a source cannot set them.
+void add_host_values(EnvMap& env, const EnvironmentRequest& request) {
   std::string workspace = resolve_path(request.cwd.value_or(std::string()));
   env["PWD"] = workspace;
   env["OPENAI4S_WORKSPACE"] = workspace;
   env["OPENAI4S_KERNEL_MODE"] = request.mode;
-  if (env.count("MPLCONFIGDIR") == 0U) {
-    // A stable cache so matplotlib does not rebuild its font list per kernel.
-    std::string temp;
-    for (const char* name : {"TMPDIR", "TEMP", "TMP"}) {
-      if (const std::string* value = find(env, name); value != nullptr && !value->empty()) {
-        temp = *value;
-        break;
-      }
-    }
-    env["MPLCONFIGDIR"] = temp.empty() ? workspace + "/.openai4s-runtime/openai4s-matplotlib"
-                                       : strip_trailing_slashes(temp) + "/openai4s-matplotlib";
-  }
+  if (env.count("MPLCONFIGDIR") == 0U) env["MPLCONFIGDIR"] = matplotlib_cache(env, workspace);
   if (request.kernel_generation && !request.kernel_generation->empty()) {
     env["OPENAI4S_KERNEL_GENERATION"] = *request.kernel_generation;
   } else {
@@ -213,6 +222,14 @@ EnvMap build_kernel_environment(const EnvironmentRequest& request) {
   env["PYTHONPATH"] =
       resolve_path(request.repo_root && !request.repo_root->empty() ? *request.repo_root
                                                                     : request.default_repo_root);
+}
+
+}  // namespace
+
+EnvMap build_kernel_environment(const EnvironmentRequest& request) {
+  EnvMap env = allowlisted(request.source);
+  select_runtime(env, request);
+  add_host_values(env, request);
   return env;
 }
 

@@ -1,6 +1,8 @@
 // The kernel manager: owns one worker, is its only frame reader, and drives
 // execute / inspect_variables / host calls / interrupt / restart / shutdown
 // (spec kernel.md §3 and §5). Every request gets exactly one terminal reply.
+// Its frames are read in one loop (await_frames, kernel/frame_loop.cpp),
+// routed by type (kernel/frame_route.h) to the request that waits for them.
 #pragma once
 
 #include <atomic>
@@ -21,6 +23,11 @@
 #include "sandbox/kernel_sandbox.h"
 
 namespace o4s::kernel {
+
+class CellWait;
+class FrameWait;
+class OomWatch;
+enum class FrameKind;
 
 // Long enough that a slow answer on a loaded machine (a first jedi import, an
 // R help page) never costs the user their namespace; short enough that a
@@ -149,17 +156,37 @@ class KernelManager {
   // embedder may already be gone).
   void close_transport();
   void remember_log(const std::string& message);
+  // The one frame loop: reads the worker's frames until `wait` has its
+  // answer or fails (kernel/frame_wait.h).
+  Result<Json> await_frames(FrameWait& wait);
+  // Sends `request`, then await_frames (a send failure past the wait's
+  // bound reads as the bound's error).
+  Result<Json> send_and_await(const Json& request, FrameWait& wait);
+  // What the loop does with a frame the waiting request judged stale, or
+  // left to the manager's standing duties.
+  void count_stale(FrameKind kind, const Json& frame);
+  Status standing_duty(FrameKind kind, const Json& frame, FrameWait& wait);
+  Status serve_host_call(const Json& frame, FrameWait& wait);
+  Status answer_input(const Json& frame, FrameWait& wait);
+
+  // The execute transaction's steps.
+  Json execute_request(const std::string& code, const std::string& origin,
+                       const std::string& cell_id, const std::string& cell_name) const;
+  // The cell's sink capture (R), its fifos named in `request`; null without.
+  Result<std::unique_ptr<CellCapture>> open_cell_capture(Json& request);
+  Result<Json> finish_cell(CellWait& cell, Json frame, const OomWatch& oom_watch);
   Result<Json> finalise_response(Json response, const std::vector<StreamedChunk>& chunks,
                                  const std::string& cell_id, bool sidecar_event);
+  // The response's stdout spelled by the streamed chunks (spec §3.8).
+  Status fill_streamed_stdout(Json& response, const std::vector<StreamedChunk>& chunks,
+                              const std::string& cell_id);
   // The worker's captured stdout of `cell_id` (after a declared stream did
   // not add up), or an error if the worker cannot say.
   Result<std::string> request_stdout(const std::string& cell_id);
-  // The worker's next JSON-object frame; end of stream is the worker's exit.
-  Result<Json> next_object_frame();
   // The sink directory, made on first use and kept across restarts.
   Result<SinkDirectory*> sink_directory();
-  // Replaces the response's stdout/stderr with what the host drained.
-  void apply_sink_capture(Json& response, CellCapture::Finished finished);
+  // The transaction lock of an idle request: Busy instead of waiting.
+  Result<std::unique_lock<std::timed_mutex>> idle_transaction();
   // One idle request/reply transaction (complete, inspect): Busy instead of
   // waiting, the reply matched by type and id.
   Result<Json> idle_request(Json request, std::string_view reply_type, const std::string& what);

@@ -1,5 +1,6 @@
 #include "kernel/reply_watchdog.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace o4s::kernel {
@@ -17,6 +18,9 @@ void ReplyWatchdog::arm(std::shared_ptr<Transport> transport, double seconds) {
   std::lock_guard lock(mutex_);
   target_ = std::move(transport);
   fired_ = false;
+  // Clamped: a caller's "forever" (a huge or infinite timeout) must not
+  // overflow the clock's integer ticks; a third of a century is forever here.
+  seconds = seconds >= 0.0 ? std::min(seconds, 1e9) : 0.0;  // NaN too
   deadline_ = std::chrono::steady_clock::now() +
               std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                   std::chrono::duration<double>(seconds));

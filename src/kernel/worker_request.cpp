@@ -10,9 +10,9 @@
 #include <thread>
 
 #include "base/random_id.h"
+#include "kernel/idle_waits.h"
 #include "kernel/kernel_manager.h"
 #include "proto/frame_types.h"
-#include "proto/limits.h"
 
 namespace o4s::kernel {
 
@@ -47,54 +47,34 @@ Error KernelManager::unanswered_error(const std::string& what) {
                         "are lost)");
 }
 
-Result<std::optional<Json>> KernelManager::worker_request(Json request) {
-  if (!request.is_object() || !request.contains("type") || !request["type"].is_string()) {
-    return make_error(ErrorCode::kInvalidArgument, "worker request needs a string type");
-  }
+Result<std::unique_lock<std::timed_mutex>> KernelManager::idle_transaction() {
   if (!is_alive()) return make_error(ErrorCode::kNotAlive, "kernel worker is not alive");
   std::unique_lock transaction(transaction_, std::try_to_lock);
   if (!transaction.owns_lock()) return make_error(ErrorCode::kBusy, "kernel worker is busy");
   if (!is_alive()) return make_error(ErrorCode::kNotAlive, "kernel worker is not alive");
+  return transaction;
+}
 
+Result<std::optional<Json>> KernelManager::worker_request(Json request) {
+  if (!request.is_object() || !request.contains("type") || !request["type"].is_string()) {
+    return make_error(ErrorCode::kInvalidArgument, "worker request needs a string type");
+  }
+  auto transaction = idle_transaction();
+  if (!transaction) return std::move(transaction).error();
+  const std::string what = request["type"].get<std::string>();
   const std::string request_id = "request-" + uuid4();
   const std::string fence_id = "fence-" + uuid4();
-  const std::string reply_type =
-      request["type"].get<std::string>() + std::string(proto::frame::kReplySuffix);
   request["id"] = request_id;
-  const std::string what = request["type"].get<std::string>();
   ArmedReply bound = arm_reply_bound();
+  FencedWait wait(what, &bound, what + std::string(proto::frame::kReplySuffix), request_id,
+                  fence_id);
   Status sent = send(request);
-  if (sent) sent = send(Json{{"type", proto::frame::kStdoutRequest}, {"id", fence_id}});
   if (!sent) return bound.finish() ? unanswered_error(what) : std::move(sent).error();
-
-  std::optional<Json> answer;
-  std::size_t skipped = 0;
-  for (;;) {
-    auto next = next_object_frame();
-    if (!next) return bound.finish() ? unanswered_error(what) : std::move(next).error();
-    Json& frame = next.value();
-    std::string_view type = proto::frame_type(frame);
-    std::string id = proto::frame_string(frame, "id");
-    if (type == reply_type && id == request_id && !answer) {
-      answer = std::move(frame);
-    } else if (type == proto::frame::kStdoutText && id == fence_id) {
-      if (bound.finish()) return unanswered_error(what);
-      return answer;
-    } else if (type == proto::frame::kHostCall) {
-      // A thread a cell left running may call the host meanwhile.
-      if (bound.pause()) return unanswered_error(what);
-      Status serviced = service_host_call(frame);
-      if (!serviced) return std::move(serviced).error();
-      bound.rearm();
-    } else if (type == proto::frame::kLog) {
-      std::string msg = proto::frame_string(frame, "msg");
-      if (!msg.empty()) remember_log(msg);
-    } else if (type == proto::frame::kStdoutChunk) {
-      stale_stdout_chunks_.fetch_add(1);
-    } else if (++skipped > proto::kLogFramesSkippedLimit * 8) {
-      return make_error(ErrorCode::kProtocol, "kernel protocol desynchronized during a request");
-    }
-  }
+  Result<Json> answer =
+      send_and_await(Json{{"type", proto::frame::kStdoutRequest}, {"id", fence_id}}, wait);
+  if (!answer) return std::move(answer).error();
+  if (answer.value().is_null()) return std::optional<Json>();
+  return std::optional<Json>(std::move(answer.value()));
 }
 
 }  // namespace o4s::kernel
