@@ -19,8 +19,6 @@ MAX_P90 = 30
 # Long functions in slices other helpers split this session; the lead
 # removes these after merging (a name here that is no longer long fails).
 EXCLUDED = {
-    # split by loop-host this session
-    "src/kernel/execute.cpp::KernelManager::execute",
     # split by host-table this session
     "src/bindings/kernel_core.cpp::register_kernel_core",
     "src/host/permission_gate.cpp::gate",
