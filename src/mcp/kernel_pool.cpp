@@ -208,7 +208,8 @@ Result<std::shared_ptr<Kernel>> KernelPool::create(const std::string& language,
     options.last_value_as_result = true;
   }
   options.sandbox = std::make_shared<sandbox::KernelSandbox>(sandbox_settings_);
-  kernel->hooks = std::make_shared<McpKernelHooks>(dispatcher, settings_.host, kernel->frame_id);
+  kernel->hooks =
+      std::make_shared<host_hooks::NativeKernelHooks>(dispatcher, settings_.host, kernel->frame_id);
   kernel->manager =
       std::make_unique<kernel::KernelManager>(std::move(options), kernel->hooks, nullptr);
   Status started = kernel->manager->start(settings_.init_timeout_s);
