@@ -111,7 +111,8 @@ void register_store(py::module_& m) {
       .def(
           "seed_default_permission_rules",
           [](Store& self, bool force) {
-            unwrap(released([&] { return self.seed_default_permission_rules(force); }));
+            unwrap(released(
+                [&] { return self.seed_default_permission_rules(host::default_rules(), force); }));
           },
           py::arg("force") = false)
       .def(

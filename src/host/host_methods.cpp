@@ -74,7 +74,9 @@ Result<Json> capabilities(HostDispatcher&, const Json&, const CallContext&) {
 constexpr DefaultRule kAllow[] = {{"*", "allow"}};
 constexpr DefaultRule kAsk[] = {{"*", "ask"}};
 constexpr DefaultRule kReadFile[] = {{"*.env", "deny"}, {"*", "allow"}};
-constexpr DefaultRule kMcpCall[] = {{"volcengine-datapro/dataPro_search", "allow"}, {"*", "ask"}};
+constexpr DefaultRule kAllowSince2[] = {{"*", "allow", 2}};
+constexpr DefaultRule kMcpCall[] = {{"volcengine-datapro/dataPro_search", "allow", 3},
+                                    {"*", "ask"}};
 
 // Gated (spec §4.1): the permission tool is the method's own name, except
 // for authorize_bash, whose tool is "bash".
@@ -159,7 +161,7 @@ const HostMethod kMethods[] = {
     gated("web_search", T::kQuery, kAllow),
     ungated("web_download"),
     ungated("science_list_dbs"),
-    ungated("science_search", kAllow),
+    ungated("science_search", kAllowSince2),
     gated("request_network_access", T::kFirstStringOrDomain),
     // Progress, memory, completion.
     ungated("todo_write"),
@@ -234,6 +236,23 @@ const HostMethod* find_host_method(std::string_view name) {
   auto row = std::find_if(std::begin(kMethods), std::end(kMethods),
                           [name](const HostMethod& method) { return method.name == name; });
   return row == std::end(kMethods) ? nullptr : &*row;
+}
+
+const store::DefaultRules& default_rules() {
+  static const store::DefaultRules rules = [] {
+    store::DefaultRules all;
+    for (const HostMethod& method : kMethods) {
+      for (const DefaultRule& rule : method.defaults) {
+        all.rules.push_back({std::string(method.name), std::string(rule.pattern),
+                             std::string(rule.decision), rule.since});
+        all.version = std::max(all.version, rule.since);
+      }
+    }
+    // v4 changed skills_edit's default to "ask" (the store migrates it).
+    all.version = std::max(all.version, 4);
+    return all;
+  }();
+  return rules;
 }
 
 std::optional<std::string> refusal(const HostMethod* row, std::string_view name, const Json& args) {

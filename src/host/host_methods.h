@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "base/result.h"
+#include "store/store.h"
 
 namespace o4s::host {
 
@@ -43,6 +44,7 @@ enum class TargetKind {
 struct DefaultRule {
   std::string_view pattern;
   std::string_view decision;  // "allow", "ask" or "deny"
+  int since = 1;              // the seed version that introduced it
 };
 
 using Json = nlohmann::json;
@@ -73,6 +75,10 @@ struct HostMethod {
 std::span<const HostMethod> host_methods();
 // The row for `name`, or null when no row names it.
 const HostMethod* find_host_method(std::string_view name);
+
+// Every row's default rules, for Store::seed_default_permission_rules;
+// their version is the newest `since` (bump it with a new default rule).
+const store::DefaultRules& default_rules();
 
 // The one-line error a call gets when the table does not let it through:
 // unknown to the table, declared but not served here, or over its bound.

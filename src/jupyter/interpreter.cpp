@@ -7,6 +7,7 @@
 #include <xeus/xinput.hpp>
 
 #include "base/ascii.h"
+#include "host/host_methods.h"
 #include "host_hooks/native_hooks.h"
 #include "jupyter/cell_output.h"
 #include "jupyter/error_parts.h"
@@ -97,7 +98,7 @@ Status Interpreter::build_host() {
   const KernelSettings& settings = settings_;
   auto store = store::Store::open(settings.data_dir + "/openai4s.db");
   if (!store) return std::move(store).error();
-  if (auto seeded = store.value()->seed_default_permission_rules(); !seeded) {
+  if (auto seeded = store.value()->seed_default_permission_rules(host::default_rules()); !seeded) {
     return std::move(seeded).error();
   }
   // One conversation frame per kernel session: conversation-scoped
