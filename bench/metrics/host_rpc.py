@@ -22,7 +22,7 @@ def rows(profile):
             "host_rpc",
             f"host RPC per call ({profile.rpc_calls:,} in a cell)",
             TIME,
-            (Target(0.03, "host_rpc", "jupyter"),),
+            (Target(0.02, "host_rpc", "jupyter"),),
         ),
     )
 

@@ -133,6 +133,42 @@ class HostDispatcher:
         return Path(self._core.workspace(self.frame_id))
 
 
+#: The hooks the binding would call on a dispatcher; replacing any of them,
+#: on the class or on the instance, sends host calls through Python again.
+_HOOKS = ("__call__", "bind_bash_generation", "bind_action_context", "bind_sandbox_status")
+_STOCK = {name: getattr(HostDispatcher, name, None) for name in _HOOKS}
+_STOCK_AUTHORIZE = BashAuthorization.authorize
+
+
+def _stock(dispatcher):
+    if type(dispatcher) is not HostDispatcher:
+        return False
+    own = vars(dispatcher)
+    if any(
+        getattr(HostDispatcher, name, None) is not _STOCK[name] or name in own for name in _HOOKS
+    ):
+        return False
+    service = own.get("_bash_authorization")
+    return (
+        type(service) is BashAuthorization
+        and BashAuthorization.authorize is _STOCK_AUTHORIZE
+        and "authorize" not in vars(service)
+    )
+
+
+def _native_route(kernel):
+    """For the C++ core, once per request: (core dispatcher, frame_id,
+    approver, action context) when `kernel`'s dispatcher is this module's
+    stock one with no hook overridden, so its host calls need no Python;
+    None otherwise (the dispatcher is then called as a Python object)."""
+    dispatcher = vars(kernel).get("dispatcher")
+    if not _stock(dispatcher):
+        return None
+    active = getattr(kernel, "_active_action_context", None)
+    context = active() if callable(active) else {}
+    return (dispatcher._core, dispatcher.frame_id, dispatcher.approver, context)
+
+
 def build_dispatcher(cfg=None, delegate_fn=None, frame_id=None, workspace=None):
     """A new dispatcher for one session (the store is shared per database)."""
     return HostDispatcher(cfg or get_config(), workspace=workspace, frame_id=frame_id)

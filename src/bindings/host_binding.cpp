@@ -6,6 +6,7 @@
 #include "bindings/json_py.h"
 #include "bindings/py_error.h"
 #include "host/dispatcher.h"
+#include "host/host_methods.h"
 #include "store/store.h"
 
 namespace o4s::bindings {
@@ -110,7 +111,8 @@ void register_store(py::module_& m) {
       .def(
           "seed_default_permission_rules",
           [](Store& self, bool force) {
-            unwrap(released([&] { return self.seed_default_permission_rules(force); }));
+            unwrap(released(
+                [&] { return self.seed_default_permission_rules(host::default_rules(), force); }));
           },
           py::arg("force") = false)
       .def(
@@ -127,57 +129,6 @@ void register_store(py::module_& m) {
           },
           py::kw_only(), py::arg("method"), py::arg("args"), py::arg("ok"),
           py::arg("frame_id") = py::none(), py::arg("result") = py::none());
-}
-
-// Read with the GIL held: os.environ's writers (putenv) hold it too.
-host::HostSettings current_settings() {
-  py::object environ = py::module_::import("os").attr("environ");
-  auto get = [&](const char* name, const char* fallback) {
-    return py::str(environ.attr("get")(name, fallback)).cast<std::string>();
-  };
-  host::HostSettings settings;
-  settings.unattended_approval = get("OPENAI4S_UNATTENDED_APPROVAL", "deny");
-  settings.egress_mode = get("OPENAI4S_EGRESS", "");
-  settings.bash_allowed_roots = get("OPENAI4S_BASH_ALLOWED_ROOTS", "");
-  settings.artifact_max_bytes = get("OPENAI4S_ARTIFACT_MAX_BYTES", "");
-  settings.artifact_quota_bytes = get("OPENAI4S_ARTIFACT_QUOTA_BYTES", "");
-  return settings;
-}
-
-// A Python approver: callable(request: dict) -> "once" | "conversation" |
-// anything else (deny). It runs with the GIL re-taken; raising denies.
-// "conversation" when it is not among request["choices"] counts as "once"
-// (the gate enforces it).
-host::Approver python_approver(py::object approve) {
-  auto callable = std::make_shared<py::object>(std::move(approve));
-  return [callable](const host::ApprovalRequest& request) {
-    py::gil_scoped_acquire gil;
-    try {
-      py::dict info;
-      info["decision_id"] = request.decision_id;
-      info["tool"] = request.tool;
-      info["target"] = request.target;
-      info["frame_id"] = request.frame_id;
-      // What to show: escaped, visibly cut, and the answers that count.
-      info["prompt"] = request.text.prompt;
-      info["target_display"] = request.text.target_block;
-      info["target_whole"] = request.text.whole;
-      info["target_length"] = request.text.length;
-      info["target_sha256"] = request.text.sha256;
-      py::list choices;
-      choices.append("once");
-      if (request.text.always_offered) choices.append("conversation");
-      choices.append("deny");
-      info["choices"] = choices;
-      py::object answer = (*callable)(info);
-      std::string text = py::isinstance<py::str>(answer) ? answer.cast<std::string>() : "";
-      if (text == "once") return host::ApprovalAnswer::kOnce;
-      if (text == "conversation") return host::ApprovalAnswer::kConversation;
-    } catch (py::error_already_set& error) {
-      error.discard_as_unraisable("openai4s approver");
-    }
-    return host::ApprovalAnswer::kDeny;
-  };
 }
 
 host::CallContext make_context(py::object frame_id, py::object generation,
@@ -276,9 +227,76 @@ void register_dispatcher(py::module_& m) {
 
 }  // namespace
 
+host::HostSettings current_settings() {
+  py::object environ = py::module_::import("os").attr("environ");
+  auto get = [&](const char* name, const char* fallback) {
+    return py::str(environ.attr("get")(name, fallback)).cast<std::string>();
+  };
+  host::HostSettings settings;
+  settings.unattended_approval = get("OPENAI4S_UNATTENDED_APPROVAL", "deny");
+  settings.egress_mode = get("OPENAI4S_EGRESS", "");
+  settings.bash_allowed_roots = get("OPENAI4S_BASH_ALLOWED_ROOTS", "");
+  settings.artifact_max_bytes = get("OPENAI4S_ARTIFACT_MAX_BYTES", "");
+  settings.artifact_quota_bytes = get("OPENAI4S_ARTIFACT_QUOTA_BYTES", "");
+  return settings;
+}
+
+// "conversation" when it is not among request["choices"] counts as "once"
+// (the gate enforces it).
+host::Approver python_approver(py::object approve) {
+  auto callable = std::make_shared<py::object>(std::move(approve));
+  return [callable](const host::ApprovalRequest& request) {
+    py::gil_scoped_acquire gil;
+    try {
+      py::dict info;
+      info["decision_id"] = request.decision_id;
+      info["tool"] = request.tool;
+      info["target"] = request.target;
+      info["frame_id"] = request.frame_id;
+      // What to show: escaped, visibly cut, and the answers that count.
+      info["prompt"] = request.text.prompt;
+      info["target_display"] = request.text.target_block;
+      info["target_whole"] = request.text.whole;
+      info["target_length"] = request.text.length;
+      info["target_sha256"] = request.text.sha256;
+      py::list choices;
+      choices.append("once");
+      if (request.text.always_offered) choices.append("conversation");
+      choices.append("deny");
+      info["choices"] = choices;
+      py::object answer = (*callable)(info);
+      std::string text = py::isinstance<py::str>(answer) ? answer.cast<std::string>() : "";
+      if (text == "once") return host::ApprovalAnswer::kOnce;
+      if (text == "conversation") return host::ApprovalAnswer::kConversation;
+    } catch (py::error_already_set& error) {
+      error.discard_as_unraisable("openai4s approver");
+    }
+    return host::ApprovalAnswer::kDeny;
+  };
+}
+
 void register_host(py::module_& m) {
   register_store(m);
   register_dispatcher(m);
+  m.def("host_methods", [] {
+    // The table the worker SDK is held against (tests/python/host).
+    py::list rows;
+    for (const host::HostMethod& method : host::host_methods()) {
+      py::dict row;
+      row["name"] = std::string(method.name);
+      row["gate"] =
+          method.gate.empty() ? py::object(py::none()) : py::str(std::string(method.gate));
+      row["served"] = method.handler != nullptr;
+      row["max_args"] = method.max_args;
+      py::list defaults;
+      for (const host::DefaultRule& rule : method.defaults) {
+        defaults.append(py::make_tuple(std::string(rule.pattern), std::string(rule.decision)));
+      }
+      row["default_rules"] = defaults;
+      rows.append(row);
+    }
+    return rows;
+  });
 }
 
 }  // namespace o4s::bindings

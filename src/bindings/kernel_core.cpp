@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "bindings/json_py.h"
+#include "bindings/native_route.h"
 #include "bindings/native_transport.h"
 #include "bindings/py_error.h"
 #include "bindings/py_hooks.h"
@@ -93,6 +94,7 @@ class KernelCore {
       std::string text = py::str(cell_id).cast<std::string>();
       if (!text.empty()) id = std::move(text);
     }
+    NativeRouteScope route(hooks_.get(), hooks_->owner());
     Result<kernel::Json> result = released([&] {
       return manager_->execute(code, origin, id, sink ? &*sink : nullptr,
                                displays ? &*displays : nullptr, input ? &*input : nullptr,
@@ -172,6 +174,7 @@ class KernelCore {
   }
   void service_host_call(py::handle frame) {
     kernel::Json json = to_json(frame);
+    NativeRouteScope route(hooks_.get(), hooks_->owner());
     unwrap(released([&] { return manager_->native_service_host_call(json); }));
   }
 

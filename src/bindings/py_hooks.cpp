@@ -3,8 +3,10 @@
 #include <vector>
 
 #include "bindings/json_py.h"
+#include "bindings/native_route.h"
 #include "bindings/native_transport.h"
 #include "bindings/py_error.h"
+#include "host_hooks/native_hooks.h"
 
 namespace o4s::bindings {
 
@@ -112,6 +114,10 @@ class DispatcherBindings {
 
 kernel::DispatchOutcome PyKernelHooks::dispatch(const std::string& method, const Json& args,
                                                 const kernel::DispatchContext& context) {
+  // The stock dispatcher with nothing overridden: no GIL, no Python.
+  if (const NativeRoute* route = active_route(this)) {
+    return host_hooks::dispatch(*route->dispatcher, method, args, context, route->call);
+  }
   py::gil_scoped_acquire gil;
   try {
     py::object kernel = owner();

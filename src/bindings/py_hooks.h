@@ -30,10 +30,10 @@ class PyKernelHooks final : public kernel::KernelHooks {
   void generation_ended(const std::string& authorization_generation) override;
 
   void set_overridden(Seam seam, bool value);
-
- private:
+  // The Python Kernel, or None once it is gone. GIL held.
   py::object owner() const;
 
+ private:
   py::weakref owner_;
   std::atomic<bool> readline_{false};
   std::atomic<bool> send_{false};

@@ -1,6 +1,7 @@
 #include "host/audit_story.h"
 
 #include "base/utf8.h"
+#include "host/host_methods.h"
 #include "host/permission_gate.h"
 #include "host/precheck.h"
 
@@ -26,8 +27,8 @@ std::string one_line(std::string_view text, std::size_t chars) {
 }  // namespace
 
 std::optional<std::string> call_summary(const std::string& method, const Json& args) {
-  // A credential's name is the one thing its row may not show.
-  if (method == "credentials_set" || !gated_tool(method)) return std::nullopt;
+  const HostMethod* row = find_host_method(method);
+  if (row == nullptr || row->gate.empty() || row->summary_hidden) return std::nullopt;
   std::string target = permission_target(method, args);
   if (target.empty()) return std::nullopt;
   // The bash target is already redacted; other targets are paths, hosts
@@ -50,7 +51,8 @@ std::string call_outcome(const std::string& method, const Result<Json>& outcome)
   }
   // The shell runs in the worker after this; its exit code is the row the
   // result leaves (method "bash").
-  return method == "authorize_bash" ? "allowed" : "ok";
+  const HostMethod* row = find_host_method(method);
+  return row != nullptr && row->keyed_by_command ? "allowed" : "ok";
 }
 
 }  // namespace o4s::host

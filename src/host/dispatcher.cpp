@@ -7,6 +7,7 @@
 #include "base/ascii.h"
 #include "host/audit_story.h"
 #include "host/egress.h"
+#include "host/host_methods.h"
 #include "host/permission_gate.h"
 #include "host/precheck.h"
 
@@ -25,12 +26,6 @@ std::string lower_trimmed(std::string text) {
   return ascii::lowered(text);
 }
 
-bool egress_allowlist_mode(const HostSettings& settings) {
-  std::string mode = lower_trimmed(settings.egress_mode);
-  return mode == "allowlist" || mode == "allow_list" || mode == "on" || mode == "1" ||
-         mode == "enforce";
-}
-
 std::vector<std::string> allowed_roots(const HostSettings& settings) {
   std::vector<std::string> roots;
   std::stringstream entries(settings.bash_allowed_roots);
@@ -46,13 +41,9 @@ bool is_soft_failure(const Json& result) {
 }
 
 // Secret-file pre-gate (§3 step 6.3): the target path's basename.
-std::optional<std::string> secret_gate_target(const std::string& method, const Json& args,
+std::optional<std::string> secret_gate_target(const HostMethod& row, const Json& args,
                                               const std::string& workspace) {
-  if (method != "read_file" && method != "write_file" && method != "edit_file" &&
-      method != "save_artifact") {
-    return std::nullopt;
-  }
-  if (args.empty() || !args[0].is_object()) return std::nullopt;
+  if (!row.secret_path_gate || args.empty() || !args[0].is_object()) return std::nullopt;
   const Json& spec = args[0];
   auto path = spec.find("path");
   if (path == spec.end() || !path->is_string()) return std::nullopt;
@@ -108,9 +99,7 @@ Json decode_args(const Json& args) {
   return decoded;
 }
 
-HostDispatcher::HostDispatcher(DispatcherConfig config) : config_(std::move(config)) {
-  register_handlers();
-}
+HostDispatcher::HostDispatcher(DispatcherConfig config) : config_(std::move(config)) {}
 
 void HostDispatcher::set_workspace(std::optional<std::string> workspace) {
   std::lock_guard lock(workspace_mutex_);
@@ -136,7 +125,7 @@ Json HostDispatcher::authorize_bash(const Json& spec, const CallContext& context
   bash.frame_id = context.frame_id;
   bash.generation = context.bash_generation;
   bash.allowed_roots = allowed_roots(context.settings);
-  bash.egress_allowlist = egress_allowlist_mode(context.settings);
+  bash.egress_allowlist = egress_allowlist_mode(context.settings.egress_mode);
   return bash_.authorize(spec, bash);
 }
 
@@ -153,130 +142,90 @@ Json HostDispatcher::record_bash(const Json& spec, const std::optional<std::stri
       generation);
 }
 
-void HostDispatcher::register_handlers() {
-  auto first_spec = [](const Json& args) {
-    return !args.empty() && args[0].is_object() ? args[0] : Json::object();
-  };
-  handlers_["authorize_bash"] = [this, first_spec](const Json& args,
-                                                   const CallContext& context) -> Result<Json> {
-    Json spec = first_spec(args);
-    if (context.authorize_override) return context.authorize_override(spec);
-    return authorize_bash(spec, context);
-  };
-  handlers_["consume_bash_authorization"] =
-      [this, first_spec](const Json& args, const CallContext& context) -> Result<Json> {
-    return consume_bash(first_spec(args), context.bash_generation);
-  };
-  handlers_["record_bash_result"] = [this, first_spec](const Json& args,
-                                                       const CallContext& context) -> Result<Json> {
-    return record_bash(first_spec(args), context.bash_generation);
-  };
-  handlers_["egress_check"] = [first_spec](const Json& args,
-                                           const CallContext& context) -> Result<Json> {
-    Json spec = first_spec(args);
-    if (egress_allowlist_mode(context.settings) && spec.contains("domains") &&
-        spec["domains"].is_array()) {
-      for (const Json& domain : spec["domains"]) {
-        if (!domain.is_string()) continue;
-        std::string host = domain.get<std::string>();
-        if (!egress_domain_allowed(host)) {
-          return Json{{"blocked", host}, {"message", egress_block_message(host)}};
-        }
-      }
-    }
-    return Json{{"blocked", nullptr}};
-  };
-  handlers_["save_artifact"] = [this, first_spec](const Json& args, const CallContext& context) {
-    return save_artifact(first_spec(args), context);
-  };
-  handlers_["prov_record"] = [this, first_spec](const Json& args, const CallContext& context) {
-    return prov_record(first_spec(args), context);
-  };
-  handlers_["prov_resolve_path"] = [this](const Json& args, const CallContext& context) {
-    return prov_resolve_path(args.empty() ? Json() : args[0], context);
-  };
-  handlers_["capabilities"] = [](const Json&, const CallContext&) -> Result<Json> {
-    return Json{{"bash", true},
-                {"artifacts", true},
-                {"provenance", true},
-                {"llm", false},
-                {"web", false},
-                {"delegation", false},
-                {"host_capability_version", "2"}};
-  };
-}
+namespace {
 
-Result<Json> HostDispatcher::call(const std::string& method, const Json& args,
-                                  const CallContext& context) {
-  auto handler = handlers_.find(method);
-  if (handler == handlers_.end()) {
-    // Before auditing: an unknown method leaves no row.
-    return handler_error(HandlerErrorKind::kValue, "unknown host method: '" + method + "'");
-  }
-  Json decoded = decode_args(args);
-  store::HostCallRecord row;
-  row.method = method;
-  row.args = decoded;
-  row.frame_id = context.frame_id;
-  row.side_effect_class = "runtime_mutation";
-  row.resource_keys = {"host:" + method};
-  row.summary = call_summary(method, decoded);
-  if (method == "authorize_bash" && !decoded.empty() && decoded[0].is_object() &&
+// The audit row's fields before the call runs (spec §7.4), as the table
+// declares them.
+store::HostCallRecord audit_row(const HostMethod& row, const Json& decoded,
+                                const CallContext& context) {
+  store::HostCallRecord record;
+  record.method = std::string(row.name);
+  record.args = decoded;
+  record.frame_id = context.frame_id;
+  record.side_effect_class = std::string(row.side_effect_class);
+  record.resource_keys = {"host:" + record.method};
+  record.summary = call_summary(record.method, decoded);
+  if (row.keyed_by_command && !decoded.empty() && decoded[0].is_object() &&
       decoded[0].value("command_sha256", Json()).is_string()) {
     // The key the result's row carries too ("bash", bash_capability.cpp):
     // a reader joins the decision to the exit code through it.
-    row.resource_keys = {"command-sha256:" + decoded[0]["command_sha256"].get<std::string>()};
+    record.resource_keys = {"command-sha256:" + decoded[0]["command_sha256"].get<std::string>()};
   }
-  if (context.action_context.is_object()) {
-    if (auto it = context.action_context.find("action_group_id");
-        it != context.action_context.end() && it->is_string()) {
-      row.action_group_id = it->get<std::string>();
+  const Json& action = context.action_context;
+  if (action.is_object()) {
+    if (auto it = action.find("action_group_id"); it != action.end() && it->is_string()) {
+      record.action_group_id = it->get<std::string>();
     }
-    if (auto it = context.action_context.find("action_id");
-        it != context.action_context.end() && it->is_string()) {
-      row.action_id = it->get<std::string>();
+    if (auto it = action.find("action_id"); it != action.end() && it->is_string()) {
+      record.action_id = it->get<std::string>();
     }
   }
+  return record;
+}
 
-  Result<Json> outcome = Json();
-  auto workspace_path = workspace(context.frame_id);
-  std::string workspace_text = workspace_path ? workspace_path.value() : std::string();
-  if (auto secret = secret_gate_target(method, decoded, workspace_text)) {
-    outcome = Json{{"error",
-                    "Permission denied: access to secret files (e.g. .env / keys) is "
-                    "blocked: " +
-                        *secret}};
-    row.decided_by = "secret-file gate";
-  } else if (auto tool = gated_tool(method)) {
-    const std::string target = permission_target(method, decoded);
-    GateVerdict verdict =
-        gate(*config_.store, context.frame_id, *tool, target, context.action_context,
-             lower_trimmed(context.settings.unattended_approval), context.approver,
-             permission_target_verbatim(method, decoded, target));
-    row.permission_decision_id = verdict.decision_id;
-    row.decided_by = verdict.decided_by;
-    if (!verdict.allow) {
-      outcome = Json{
-          {"error", "Permission denied: " + (verdict.message.empty() ? std::string("denied by user")
-                                                                     : verdict.message)}};
-    } else {
-      outcome = handler->second(decoded, context);
-    }
-  } else {
-    outcome = handler->second(decoded, context);
-  }
+Json permission_denied(const std::string& why) {
+  return Json{
+      {"error", "Permission denied: " + (why.empty() ? std::string("denied by user") : why)}};
+}
 
+}  // namespace
+
+Result<Json> HostDispatcher::call(const std::string& method, const Json& args,
+                                  const CallContext& context) {
+  const HostMethod* row = find_host_method(method);
+  // Before auditing: a call the table refuses leaves no row.
+  if (auto refused = refusal(row, method, args)) {
+    return handler_error(HandlerErrorKind::kValue, std::move(*refused));
+  }
+  Json decoded = decode_args(args);
+  store::HostCallRecord record = audit_row(*row, decoded, context);
+  Result<Json> outcome = gated_call(*row, decoded, context, record);
   if (outcome) {
-    row.ok = !is_soft_failure(outcome.value());
-    row.result = outcome.value();
+    record.ok = !is_soft_failure(outcome.value());
+    record.result = outcome.value();
   } else {
-    row.ok = false;
+    record.ok = false;
   }
-  row.outcome = call_outcome(method, outcome);
+  record.outcome = call_outcome(method, outcome);
   // The audit row is written whatever happened; an audit failure must not
   // turn a completed action into an error the cell would retry.
-  (void)config_.store->log_host_call(row);
+  (void)config_.store->log_host_call(record);
   return outcome;
+}
+
+// The secret-file pre-gate, then the permission gate, then the handler.
+Result<Json> HostDispatcher::gated_call(const HostMethod& row, const Json& decoded,
+                                        const CallContext& context, store::HostCallRecord& record) {
+  auto workspace_path = workspace(context.frame_id);
+  std::string workspace_text = workspace_path ? workspace_path.value() : std::string();
+  if (auto secret = secret_gate_target(row, decoded, workspace_text)) {
+    record.decided_by = "secret-file gate";
+    return Json{
+        {"error",
+         "Permission denied: access to secret files (e.g. .env / keys) is blocked: " + *secret}};
+  }
+  if (!row.gate.empty()) {
+    const std::string method(row.name);
+    const std::string target = permission_target(method, decoded);
+    GateVerdict verdict =
+        gate(*config_.store, context.frame_id, std::string(row.gate), target,
+             context.action_context, lower_trimmed(context.settings.unattended_approval),
+             context.approver, permission_target_verbatim(method, decoded, target));
+    record.permission_decision_id = verdict.decision_id;
+    record.decided_by = verdict.decided_by;
+    if (!verdict.allow) return permission_denied(verdict.message);
+  }
+  return row.handler(*this, decoded, context);
 }
 
 }  // namespace o4s::host

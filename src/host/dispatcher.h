@@ -4,7 +4,6 @@
 #pragma once
 
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -13,6 +12,7 @@
 
 #include "base/result.h"
 #include "host/bash_capability.h"
+#include "host/host_methods.h"
 #include "host/permission_gate.h"
 #include "store/store.h"
 
@@ -80,17 +80,18 @@ class HostDispatcher {
   void set_workspace(std::optional<std::string> workspace);
   std::shared_ptr<store::Store> store() const { return config_.store; }
 
- private:
-  using Handler = std::function<Result<Json>(const Json& args, const CallContext& context)>;
-  void register_handlers();
+  // Artifact and provenance services (spec §8), the handlers' targets.
   Result<Json> save_artifact(const Json& spec, const CallContext& context);
   Result<Json> prov_record(const Json& spec, const CallContext& context);
   Result<Json> prov_resolve_path(const Json& path, const CallContext& context);
+
+ private:
+  Result<Json> gated_call(const HostMethod& row, const Json& decoded, const CallContext& context,
+                          store::HostCallRecord& record);
   Result<std::vector<std::string>> validated_inputs(const Json& ids, const CallContext& context);
 
   DispatcherConfig config_;
   BashAuthorizationService bash_;
-  std::map<std::string, Handler> handlers_;
   std::mutex workspace_mutex_;
 };
 

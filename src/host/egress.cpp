@@ -68,4 +68,14 @@ std::string egress_block_message(std::string_view domain) {
          d + "') to ask the user to approve widening it.";
 }
 
+bool egress_allowlist_mode(std::string_view mode) {
+  auto first = mode.find_first_not_of(" \t\r\n");
+  auto last = mode.find_last_not_of(" \t\r\n");
+  std::string word = first == std::string_view::npos
+                         ? std::string()
+                         : ascii::lowered(mode.substr(first, last - first + 1));
+  return word == "allowlist" || word == "allow_list" || word == "on" || word == "1" ||
+         word == "enforce";
+}
+
 }  // namespace o4s::host

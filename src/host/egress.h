@@ -16,6 +16,10 @@ bool egress_domain_allowed(std::string_view domain);
 // The first domain that is not allowed, if any.
 std::optional<std::string> first_blocked_domain(const std::vector<std::string>& domains);
 
+// Whether OPENAI4S_EGRESS's value turns the allowlist on ("allowlist",
+// "allow_list", "on", "1", "enforce"; case and surrounding blanks ignored).
+bool egress_allowlist_mode(std::string_view mode);
+
 // The user-visible refusal for `domain` (the proxy's 403 text).
 std::string egress_block_message(std::string_view domain);
 

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "host/host_methods.h"
 #include "host/permission_policy.h"
 #include "host/precheck.h"
 
@@ -13,28 +14,6 @@ namespace o4s::host {
 namespace {
 
 using Json = nlohmann::json;
-
-constexpr std::array<std::string_view, 19> kGatedMethods = {
-    "read_file",
-    "write_file",
-    "edit_file",
-    "glob",
-    "grep",
-    "list_dir",
-    "web_fetch",
-    "web_search",
-    "env_setup",
-    "mcp_call",
-    "delegate",
-    "exec_background",
-    "save_artifact",
-    "materialise_artifact",
-    "credentials_set",
-    "skills_edit",
-    "skills_delete",
-    "skills_publish",
-    "request_network_access",
-};
 
 std::string string_field(const Json& spec, const char* key) {
   auto it = spec.find(key);
@@ -54,52 +33,70 @@ std::string url_host(const std::string& url) {
 }  // namespace
 
 std::optional<std::string> gated_tool(const std::string& method) {
-  if (method == "authorize_bash") return std::string("bash");
-  if (std::find(kGatedMethods.begin(), kGatedMethods.end(), method) != kGatedMethods.end()) {
-    return method;
-  }
-  return std::nullopt;
+  const HostMethod* row = find_host_method(method);
+  if (row == nullptr || row->gate.empty()) return std::nullopt;
+  return std::string(row->gate);
 }
 
+namespace {
+
+std::string first_string_or(const Json& args, const Json& spec, const char* key) {
+  if (!args.empty() && args[0].is_string()) {
+    std::string first = args[0].get<std::string>();
+    if (!first.empty()) return first;
+  }
+  return string_field(spec, key);
+}
+
+std::string either(std::string first, const Json& spec, const char* key) {
+  return first.empty() ? string_field(spec, key) : first;
+}
+
+}  // namespace
+
 std::string permission_target(const std::string& method, const Json& args) {
+  const HostMethod* row = find_host_method(method);
+  if (row == nullptr) return {};
   Json spec = !args.empty() && args[0].is_object() ? args[0] : Json::object();
-  std::string first_string = !args.empty() && args[0].is_string() ? args[0].get<std::string>() : "";
-  if (method == "authorize_bash") {
-    return redact_secrets(string_field(spec, "command"), std::string::npos);
-  }
-  if (method == "read_file" || method == "write_file" || method == "edit_file") {
-    return string_field(spec, "path");
-  }
-  if (method == "save_artifact") {
-    std::string filename = string_field(spec, "filename");
-    return filename.empty() ? string_field(spec, "path") : filename;
-  }
-  if (method == "materialise_artifact") {
-    std::string filename = string_field(spec, "filename");
-    return filename.empty() ? string_field(spec, "version_id") : filename;
-  }
-  if (method == "web_fetch" || method == "web_download") return url_host(string_field(spec, "url"));
-  if (method == "web_search") return string_field(spec, "query");
-  if (method == "request_network_access") {
-    return first_string.empty() ? string_field(spec, "domain") : first_string;
-  }
-  if (method == "mcp_call") return string_field(spec, "server") + "/" + string_field(spec, "tool");
-  if (method == "glob" || method == "grep") return string_field(spec, "pattern");
-  if (method == "list_dir") {
-    std::string path = string_field(spec, "path");
-    return path.empty() ? "." : path;
-  }
-  if (method == "exec_background") return string_field(spec, "code");
-  if (method == "skills_edit") return string_field(spec, "name");
-  if (method == "skills_publish" || method == "skills_delete" || method == "credentials_set") {
-    return first_string.empty() ? string_field(spec, "name") : first_string;
+  switch (row->target) {
+    case TargetKind::kNone:
+      return {};
+    case TargetKind::kCommand:
+      return redact_secrets(string_field(spec, "command"), std::string::npos);
+    case TargetKind::kPath:
+      return string_field(spec, "path");
+    case TargetKind::kPathOrDot: {
+      std::string path = string_field(spec, "path");
+      return path.empty() ? "." : path;
+    }
+    case TargetKind::kFilenameOrPath:
+      return either(string_field(spec, "filename"), spec, "path");
+    case TargetKind::kFilenameOrVersion:
+      return either(string_field(spec, "filename"), spec, "version_id");
+    case TargetKind::kUrlHost:
+      return url_host(string_field(spec, "url"));
+    case TargetKind::kQuery:
+      return string_field(spec, "query");
+    case TargetKind::kPattern:
+      return string_field(spec, "pattern");
+    case TargetKind::kCode:
+      return string_field(spec, "code");
+    case TargetKind::kName:
+      return string_field(spec, "name");
+    case TargetKind::kFirstStringOrName:
+      return first_string_or(args, spec, "name");
+    case TargetKind::kFirstStringOrDomain:
+      return first_string_or(args, spec, "domain");
+    case TargetKind::kServerTool:
+      return string_field(spec, "server") + "/" + string_field(spec, "tool");
   }
   return {};
 }
 
 bool permission_target_verbatim(const std::string& method, const Json& args,
                                 const std::string& target) {
-  if (method != "authorize_bash") return true;
+  const HostMethod* row = find_host_method(method);
+  if (row == nullptr || row->target != TargetKind::kCommand) return true;
   Json spec = !args.empty() && args[0].is_object() ? args[0] : Json::object();
   return target == string_field(spec, "command");
 }

@@ -7,11 +7,12 @@
 #include <xeus/xinput.hpp>
 
 #include "base/ascii.h"
+#include "host/host_methods.h"
 #include "host/outside_sandbox_hint.h"
+#include "host_hooks/native_hooks.h"
 #include "jupyter/cell_output.h"
 #include "jupyter/early_completeness.h"
 #include "jupyter/error_parts.h"
-#include "jupyter/native_hooks.h"
 #include "proto/frame_types.h"
 #include "sandbox/kernel_sandbox.h"
 #include "sandbox/sandbox_settings.h"
@@ -99,7 +100,7 @@ Status Interpreter::build_host() {
   const KernelSettings& settings = settings_;
   auto store = store::Store::open(settings.data_dir + "/openai4s.db");
   if (!store) return std::move(store).error();
-  if (auto seeded = store.value()->seed_default_permission_rules(); !seeded) {
+  if (auto seeded = store.value()->seed_default_permission_rules(host::default_rules()); !seeded) {
     return std::move(seeded).error();
   }
   // One conversation frame per kernel session: conversation-scoped
@@ -333,10 +334,10 @@ nl::json Interpreter::execute_cell(int execution_counter, const std::string& cod
   CellOutput output(*this, shown_count, !shown, allow_stdin);
   // An "ask" permission becomes a prompt on the client's stdin, only while
   // a cell whose client allows stdin runs.
-  if (allow_stdin) hooks_->set_approver(ask_the_user);
+  if (allow_stdin) hooks_->set_cell(ask_the_user);
   auto result = manager_->execute(code, "user", std::nullopt, &output, &output, &output,
                                   cell_name(store_history && !silent, execution_counter));
-  hooks_->set_approver({});
+  hooks_->set_cell({});
   if (!result) {
     // The worker died (or the protocol broke): this cell fails, and the
     // next request gets a fresh worker (ensure_worker above).

@@ -17,9 +17,13 @@
 #include "kernel/kernel_manager.h"
 #include "sandbox/sandbox_settings.h"
 
+namespace o4s::host_hooks {
+class NativeKernelHooks;
+}  // namespace o4s::host_hooks
+
 namespace o4s::jupyter {
 
-class NativeKernelHooks;
+using host_hooks::NativeKernelHooks;
 
 struct KernelSettings {
   std::string language = "python";  // "python" or "r"

@@ -8,6 +8,7 @@
 
 #include "base/paths.h"
 #include "base/random_id.h"
+#include "host/host_methods.h"
 #include "sandbox/kernel_sandbox.h"
 
 namespace o4s::mcp {
@@ -56,7 +57,7 @@ Result<std::unique_ptr<KernelPool>> KernelPool::open(PoolSettings settings) {
   fs::create_directories(fs::path(settings.data_dir) / "agent-workspaces", ec);
   auto store = store::Store::open(settings.data_dir + "/openai4s.db");
   if (!store) return std::move(store).error();
-  if (auto seeded = store.value()->seed_default_permission_rules(); !seeded) {
+  if (auto seeded = store.value()->seed_default_permission_rules(host::default_rules()); !seeded) {
     return std::move(seeded).error();
   }
   return std::unique_ptr<KernelPool>(
@@ -208,7 +209,8 @@ Result<std::shared_ptr<Kernel>> KernelPool::create(const std::string& language,
     options.last_value_as_result = true;
   }
   options.sandbox = std::make_shared<sandbox::KernelSandbox>(sandbox_settings_);
-  kernel->hooks = std::make_shared<McpKernelHooks>(dispatcher, settings_.host, kernel->frame_id);
+  kernel->hooks =
+      std::make_shared<host_hooks::NativeKernelHooks>(dispatcher, settings_.host, kernel->frame_id);
   kernel->manager =
       std::make_unique<kernel::KernelManager>(std::move(options), kernel->hooks, nullptr);
   Status started = kernel->manager->start(settings_.init_timeout_s);

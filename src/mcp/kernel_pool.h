@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "host/dispatcher.h"
+#include "host_hooks/native_hooks.h"
 #include "kernel/kernel_manager.h"
 #include "mcp/execution.h"
-#include "mcp/kernel_hooks.h"
 #include "mcp/workspace_files.h"
 #include "sandbox/sandbox_settings.h"
 #include "store/store.h"
@@ -51,7 +51,7 @@ struct Kernel {
   std::string frame_id;      // the kernel's root frame: "always" answers are scoped to it
   std::string created;       // ISO 8601 UTC
   std::unique_ptr<kernel::KernelManager> manager;
-  std::shared_ptr<McpKernelHooks> hooks;
+  std::shared_ptr<host_hooks::NativeKernelHooks> hooks;
 
   std::mutex mutex;  // guards what follows
   std::shared_ptr<Execution> running;

@@ -13,41 +13,8 @@ namespace o4s::store {
 
 namespace {
 
-constexpr int kPermissionSeedVersion = 4;
-
-struct DefaultRule {
-  const char* tool;
-  const char* pattern;
-  const char* decision;
-  int since;  // the seed version that introduced the rule
-};
-
-// §4.3. skills_edit has been "ask" since v4 (it was "allow" before; the v4
-// upgrade migrates that legacy row once, see seed_default_permission_rules).
-constexpr DefaultRule kDefaultRules[] = {
-    {"read_file", "*.env", "deny", 1},
-    {"read_file", "*", "allow", 1},
-    {"write_file", "*", "allow", 1},
-    {"edit_file", "*", "allow", 1},
-    {"glob", "*", "allow", 1},
-    {"grep", "*", "allow", 1},
-    {"list_dir", "*", "allow", 1},
-    {"save_artifact", "*", "allow", 1},
-    {"delegate", "*", "allow", 1},
-    {"env_setup", "*", "allow", 1},
-    {"web_fetch", "*", "allow", 1},
-    {"web_search", "*", "allow", 1},
-    {"science_search", "*", "allow", 2},
-    {"skills_edit", "*", "ask", 1},
-    {"mcp_call", "volcengine-datapro/dataPro_search", "allow", 3},
-    {"mcp_call", "*", "ask", 1},
-    {"mcp_resource_read", "*", "ask", 1},
-    {"mcp_prompt_get", "*", "ask", 1},
-    {"exec_background", "*", "ask", 1},
-    {"credentials_set", "*", "ask", 1},
-    {"skills_delete", "*", "ask", 1},
-    {"skills_publish", "*", "ask", 1},
-};
+// The seed version that made skills_edit's default "ask" (it was "allow").
+constexpr int kSkillsEditAskSince = 4;
 
 Status validate_rule(const std::string& scope, const std::string& scope_id, const std::string& tool,
                      const std::string& decision) {
@@ -159,7 +126,7 @@ Result<std::vector<PermissionRule>> Store::rules_for(
   }
 }
 
-Status Store::seed_default_permission_rules(bool force) {
+Status Store::seed_default_permission_rules(const DefaultRules& defaults, bool force) {
   std::lock_guard lock(mutex_);
   // Every dispatcher construction calls this: read first, so the common
   // already-seeded case takes no write lock.
@@ -167,7 +134,7 @@ Status Store::seed_default_permission_rules(bool force) {
   if (!seeded) return std::move(seeded).error();
   auto version = internal::read_setting(db_, "perm_seed_version");
   if (!version) return std::move(version).error();
-  if (!force && stored_seed_version(seeded.value(), version.value()) >= kPermissionSeedVersion) {
+  if (!force && stored_seed_version(seeded.value(), version.value()) >= defaults.version) {
     return {};
   }
 
@@ -179,15 +146,15 @@ Status Store::seed_default_permission_rules(bool force) {
   version = internal::read_setting(db_, "perm_seed_version");
   if (!version) return std::move(version).error();
   int stored = stored_seed_version(seeded.value(), version.value());
-  if (!force && stored >= kPermissionSeedVersion) return txn->commit();
+  if (!force && stored >= defaults.version) return txn->commit();
 
-  for (const DefaultRule& rule : kDefaultRules) {
+  for (const DefaultRule& rule : defaults.rules) {
     if (!force && rule.since <= stored) continue;
     auto id =
         upsert_rule(db_, "global", "", rule.tool, rule.pattern, rule.decision, force, timestamp());
     if (!id) return std::move(id).error();
   }
-  if (!force && stored >= 1) {
+  if (!force && stored >= 1 && stored < kSkillsEditAskSince) {
     // v4: skills_edit went from allow to ask; an upgraded store's legacy
     // global allow is migrated once (later user changes are left alone
     // because the stored version then reads 4).
@@ -201,7 +168,7 @@ Status Store::seed_default_permission_rules(bool force) {
   std::int64_t now = timestamp();
   if (auto status = internal::write_setting(db_, "perm_seeded", "1", now); !status) return status;
   // A newer build's marker is never lowered by a forced reseed here.
-  int seeded_version = std::max(stored, kPermissionSeedVersion);
+  int seeded_version = std::max(stored, defaults.version);
   if (auto status =
           internal::write_setting(db_, "perm_seed_version", std::to_string(seeded_version), now);
       !status) {

@@ -49,6 +49,19 @@ struct PermissionRule {
   std::int64_t updated_at = 0;
 };
 
+// The global rules seeded for a fresh store (spec §4.3). The host's method
+// table declares them (host/host_methods.cpp); the store only writes them.
+struct DefaultRule {
+  std::string tool;
+  std::string pattern;
+  std::string decision;
+  int since = 1;  // the seed version that introduced the rule
+};
+struct DefaultRules {
+  std::vector<DefaultRule> rules;
+  int version = 1;  // the newest `since`, recorded as perm_seed_version
+};
+
 struct PermissionRequest {
   std::optional<std::string> root_frame_id;
   std::optional<std::string> frame_id;
@@ -143,9 +156,9 @@ class Store {
   // All global rules + the project's + the conversation's (each optional).
   Result<std::vector<PermissionRule>> rules_for(const std::optional<std::string>& root_frame_id,
                                                 const std::optional<std::string>& project_id);
-  // Default global rules of §4.3, seeded once (settings perm_seeded /
-  // perm_seed_version, current version 4); existing rows are left alone.
-  Status seed_default_permission_rules(bool force = false);
+  // Default global rules of §4.3, seeded once per version (settings
+  // perm_seeded / perm_seed_version); existing rows are left alone.
+  Status seed_default_permission_rules(const DefaultRules& defaults, bool force = false);
 
   // Durable permission requests (§4.4-4.6): "perm-<hex12>", state pending.
   Result<std::string> create_permission_request(const PermissionRequest& request);

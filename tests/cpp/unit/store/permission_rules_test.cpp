@@ -3,6 +3,7 @@
 #include <regex>
 #include <set>
 
+#include "host/host_methods.h"
 #include "store_fixture.h"
 
 namespace o4s::store::testing {
@@ -124,7 +125,7 @@ TEST_F(PermissionRulesTest, RulesForSelectsGlobalPlusThisProjectAndConversation)
 }
 
 TEST_F(PermissionRulesTest, SeedingWritesTheVersion4TableAndItsMarkers) {
-  ASSERT_TRUE(store().seed_default_permission_rules().ok());
+  ASSERT_TRUE(store().seed_default_permission_rules(host::default_rules()).ok());
   auto rules = global_rules();
   EXPECT_EQ(rules.size(), 22u);
   EXPECT_EQ(decision_of("read_file", "*.env"), "deny");
@@ -141,10 +142,10 @@ TEST_F(PermissionRulesTest, SeedingWritesTheVersion4TableAndItsMarkers) {
 }
 
 TEST_F(PermissionRulesTest, SeedingTwiceChangesNothing) {
-  ASSERT_TRUE(store().seed_default_permission_rules().ok());
+  ASSERT_TRUE(store().seed_default_permission_rules(host::default_rules()).ok());
   auto first = global_rules();
   tick();
-  ASSERT_TRUE(store().seed_default_permission_rules().ok());
+  ASSERT_TRUE(store().seed_default_permission_rules(host::default_rules()).ok());
   auto second = global_rules();
   ASSERT_EQ(first.size(), second.size());
   for (const auto& [key, rule] : first) {
@@ -157,7 +158,7 @@ TEST_F(PermissionRulesTest, SeedingLeavesUserRulesAlone) {
   auto mine = store().set_permission_rule("global", "", "read_file", "*", "deny");
   ASSERT_TRUE(mine.ok());
   ASSERT_TRUE(store().set_permission_rule("conversation", "f-1", "bash", "*", "allow").ok());
-  ASSERT_TRUE(store().seed_default_permission_rules().ok());
+  ASSERT_TRUE(store().seed_default_permission_rules(host::default_rules()).ok());
   auto rules = global_rules();
   EXPECT_EQ((rules[{"read_file", "*"}].rule_id), mine.value());
   EXPECT_EQ((rules[{"read_file", "*"}].decision), "deny");
@@ -167,16 +168,16 @@ TEST_F(PermissionRulesTest, SeedingLeavesUserRulesAlone) {
 
   // After seeding, a user's later change survives another seeding too.
   ASSERT_TRUE(store().set_permission_rule("global", "", "skills_edit", "*", "allow").ok());
-  ASSERT_TRUE(store().seed_default_permission_rules().ok());
+  ASSERT_TRUE(store().seed_default_permission_rules(host::default_rules()).ok());
   EXPECT_EQ(decision_of("skills_edit", "*"), "allow");
 }
 
 TEST_F(PermissionRulesTest, ForcedReseedRestoresDefaultsButKeepsIds) {
-  ASSERT_TRUE(store().seed_default_permission_rules().ok());
+  ASSERT_TRUE(store().seed_default_permission_rules(host::default_rules()).ok());
   auto id = store().set_permission_rule("global", "", "write_file", "*", "deny");
   ASSERT_TRUE(id.ok());
   ASSERT_TRUE(store().set_permission_rule("global", "", "extra_tool", "*", "allow").ok());
-  ASSERT_TRUE(store().seed_default_permission_rules(true).ok());
+  ASSERT_TRUE(store().seed_default_permission_rules(host::default_rules(), true).ok());
   auto rules = global_rules();
   EXPECT_EQ((rules[{"write_file", "*"}].decision), "allow");
   EXPECT_EQ((rules[{"write_file", "*"}].rule_id), id.value());
@@ -189,7 +190,7 @@ TEST_F(PermissionRulesTest, UpgradingFromVersion1AddsOnlyLaterRulesAndMigratesSk
   ASSERT_TRUE(store().set_permission_rule("global", "", "read_file", "*", "allow").ok());
   ASSERT_TRUE(store().set_permission_rule("global", "", "skills_edit", "*", "allow").ok());
   ASSERT_TRUE(store().set_setting("perm_seeded", "1").ok());
-  ASSERT_TRUE(store().seed_default_permission_rules().ok());
+  ASSERT_TRUE(store().seed_default_permission_rules(host::default_rules()).ok());
   EXPECT_EQ(decision_of("science_search", "*"), "allow");
   EXPECT_EQ(decision_of("mcp_call", "volcengine-datapro/dataPro_search"), "allow");
   EXPECT_EQ(decision_of("skills_edit", "*"), "ask");
@@ -202,7 +203,7 @@ TEST_F(PermissionRulesTest, UpgradingFromVersion3OnlyMigratesSkillsEdit) {
   ASSERT_TRUE(store().set_permission_rule("global", "", "skills_edit", "*", "allow").ok());
   ASSERT_TRUE(store().set_setting("perm_seeded", "1").ok());
   ASSERT_TRUE(store().set_setting("perm_seed_version", "3").ok());
-  ASSERT_TRUE(store().seed_default_permission_rules().ok());
+  ASSERT_TRUE(store().seed_default_permission_rules(host::default_rules()).ok());
   EXPECT_EQ(decision_of("skills_edit", "*"), "ask");
   EXPECT_EQ(global_rules().size(), 1u);
 }
@@ -210,9 +211,9 @@ TEST_F(PermissionRulesTest, UpgradingFromVersion3OnlyMigratesSkillsEdit) {
 TEST_F(PermissionRulesTest, ANewerSeedVersionIsLeftAlone) {
   ASSERT_TRUE(store().set_setting("perm_seeded", "1").ok());
   ASSERT_TRUE(store().set_setting("perm_seed_version", "7").ok());
-  ASSERT_TRUE(store().seed_default_permission_rules().ok());
+  ASSERT_TRUE(store().seed_default_permission_rules(host::default_rules()).ok());
   EXPECT_TRUE(global_rules().empty());
-  ASSERT_TRUE(store().seed_default_permission_rules(true).ok());
+  ASSERT_TRUE(store().seed_default_permission_rules(host::default_rules(), true).ok());
   EXPECT_EQ(global_rules().size(), 22u);
   EXPECT_EQ(store().get_setting("perm_seed_version").value(), std::optional<std::string>("7"));
 }

@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "host/host_methods.h"
 #include "store_fixture.h"
 
 namespace o4s::store::testing {
@@ -45,7 +46,7 @@ void one_round(Store& store, int thread, int round, std::atomic<int>& failures) 
       store.set_permission_rule("conversation", root_id.value(), "read_file", tag, "allow").ok());
   auto rules = store.rules_for(root_id.value(), root.project_id);
   fail_unless(rules.ok());
-  fail_unless(store.seed_default_permission_rules().ok());
+  fail_unless(store.seed_default_permission_rules(host::default_rules()).ok());
 
   PermissionRequest request;
   request.root_frame_id = root_id.value();
