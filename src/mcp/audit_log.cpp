@@ -38,6 +38,11 @@ void AuditLog::record(store::HostCallRecord row) {
   wake_.notify_one();
 }
 
+bool AuditLog::flush(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  return written_.wait_for(lock, timeout, [this] { return queue_.empty() && !writing_; });
+}
+
 void AuditLog::drain() {
   std::unique_lock lock(mutex_);
   for (;;) {
@@ -53,6 +58,7 @@ void AuditLog::drain() {
     store::HostCallRecord row = std::move(queue_.front());
     queue_.pop_front();
     std::size_t dropped = std::exchange(dropped_, 0);
+    writing_ = true;
     lock.unlock();
     if (dropped > 0) {
       std::fprintf(stderr, "openai4s-mcp: audit: %zu rows dropped (the store is too slow)\n",
@@ -62,6 +68,8 @@ void AuditLog::drain() {
       std::fprintf(stderr, "openai4s-mcp: audit: %s\n", logged.error().message.c_str());
     }
     lock.lock();
+    writing_ = false;
+    if (queue_.empty()) written_.notify_all();
   }
 }
 
