@@ -27,7 +27,7 @@ TEST(ToolSchemas, AcceptsArgumentsThatFit) {
   EXPECT_EQ(check_arguments(schema, Json{{"kernel_id", "k"},
                                          {"code", "1"},
                                          {"timeout_s", 2.5},
-                                         {"max_output_chars", 100},
+                                         {"max_output_chars", 500},
                                          {"wait", false}}),
             "");
 }
