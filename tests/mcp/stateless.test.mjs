@@ -207,6 +207,36 @@ test('raw 2026-07-28: the input_required round trip, and a forged requestState',
   assert.equal((await server.exited).code, 0);
 });
 
+test('raw 2026-07-28: a wait:false cell asks through get_execution', async (t) => {
+  const server = rawServer(t);
+  const elicit = meta(MODERN, { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } });
+  let id = 0;
+  const tool = (name, args, extra = {}) =>
+    server.ask({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name, arguments: args, ...extra, ...elicit } });
+  const kernel = (await tool('create_kernel', {})).result.structuredContent.kernel_id;
+  const started = await tool('execute', { kernel_id: kernel, code: "host.bash('echo later')", wait: false });
+  assert.equal(started.result.structuredContent.status, 'running');
+  const execution = started.result.structuredContent.execution_id;
+  const asked = await tool('get_execution', { execution_id: execution, wait_s: 60 });
+  assert.equal(asked.result.resultType, 'input_required', JSON.stringify(asked.result));
+  // The state is bound to its execution: another tool cannot spend it.
+  const elsewhere = await tool('list_kernels', {}, { requestState: asked.result.requestState });
+  assert.equal(elsewhere.result.isError, true);
+  const answered = await tool(
+    'get_execution',
+    { execution_id: execution, wait_s: 60 },
+    {
+      requestState: asked.result.requestState,
+      inputResponses: { approval: { action: 'accept', content: { decision: 'deny' } } },
+    },
+  );
+  assert.equal(answered.result.resultType, 'complete');
+  assert.equal(answered.result.structuredContent.status, 'error');
+  assert.match(answered.result.structuredContent.error.evalue, /denied/);
+  server.child.stdin.end();
+  assert.equal((await server.exited).code, 0);
+});
+
 test('HTTP 2026-07-28: headers must match the body; GET is 405', async (t) => {
   const server = await httpServer(t);
   const auth = { Authorization: `Bearer ${server.token}` };
