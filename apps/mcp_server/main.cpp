@@ -144,13 +144,15 @@ bool resolve_paths(o4s::mcp::PoolSettings& pool) {
 }
 
 // SIGTERM and SIGINT end the server: every kernel is shut down first (its
-// worker and the worker's children), then the process exits.
-void watch_signals(sigset_t set, o4s::mcp::KernelPool* pool) {
+// worker and the worker's children), the calls it ended answer and their
+// audit rows are written (bounded), then the process exits.
+void watch_signals(sigset_t set, o4s::mcp::KernelPool* pool, o4s::mcp::McpServer* server) {
   int signo = 0;
   while (sigwait(&set, &signo) != 0) {
   }
   std::fprintf(stderr, "openai4s-mcp: signal %d: shutting every kernel down\n", signo);
   pool->shutdown_all();
+  server->drain_for_exit(std::chrono::seconds(5));
   std::_Exit(0);
 }
 
@@ -227,8 +229,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "openai4s-mcp: %s\n", pool.error().message.c_str());
     return 1;
   }
-  std::thread(watch_signals, set, pool.value().get()).detach();
   o4s::mcp::McpServer server(*pool.value(), o4s::mcp::ServerInfo{});
+  std::thread(watch_signals, set, pool.value().get(), &server).detach();
   if (!flags.http.empty()) {
     int status = serve_http(flags, server);
     pool.value()->shutdown_all();

@@ -118,10 +118,16 @@ std::string exact_pattern(const std::string& target) {
 
 namespace {
 
-store::PermissionResolution unattended_resolution(const std::string& unattended_policy) {
+store::PermissionResolution unattended_resolution(const std::string& unattended_policy,
+                                                  ApprovalAnswer answer) {
   store::PermissionResolution resolution;
   resolution.resolution_context = "unattended";
-  if (unattended_policy == "allow") {
+  if (answer == ApprovalAnswer::kClientCannotAsk) {
+    // The unattended policy is the front door's, not this client's: an
+    // MCP server ignores it, so naming it would send the user astray.
+    resolution.state = "denied";
+    resolution.message = "approval required but this client cannot show approval prompts";
+  } else if (unattended_policy == "allow") {
     resolution.state = "allowed";
     resolution.scope = "once";
     resolution.message = "allowed by explicit unattended approval policy";
@@ -215,9 +221,9 @@ GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id
   if (answer == ApprovalAnswer::kConversation && (root.empty() || !always_offered)) {
     answer = ApprovalAnswer::kOnce;
   }
-  bool asked = answer != ApprovalAnswer::kNoChannel;
-  store::PermissionResolution resolution =
-      asked ? interactive_resolution(answer, target) : unattended_resolution(unattended_policy);
+  bool asked = answer != ApprovalAnswer::kNoChannel && answer != ApprovalAnswer::kClientCannotAsk;
+  store::PermissionResolution resolution = asked ? interactive_resolution(answer, target)
+                                                 : unattended_resolution(unattended_policy, answer);
   bool allow = resolution.state == "allowed";
   std::string decided_by = asked ? "user" : "unattended";
   if (!store.resolve_permission_request(decision_id, resolution)) {

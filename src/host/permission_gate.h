@@ -42,6 +42,9 @@ enum class ApprovalAnswer {
   kOnce,          // this call only
   kConversation,  // this call, and a standing allow for the same target in the conversation
   kNoChannel,     // nobody could be asked (e.g. a client without stdin): the unattended policy
+  // A client is attached but cannot show a prompt (an MCP client without
+  // elicitation): denied whatever the unattended policy, with its own reason.
+  kClientCannotAsk,
 };
 
 struct ApprovalRequest {

@@ -1,12 +1,16 @@
 #include "mcp/audit_log.h"
 
 #include <cstdio>
+#include <utility>
+#include <vector>
 
 namespace o4s::mcp {
 
 namespace {
 
 constexpr std::size_t kQueueBound = 10000;
+// Rows written per transaction.
+constexpr std::size_t kBatch = 256;
 // At exit the queue is written for at most this long; the rest is counted
 // on stderr (an exit must not take minutes behind a slow disk).
 constexpr auto kDrainAtExit = std::chrono::seconds(5);
@@ -38,6 +42,11 @@ void AuditLog::record(store::HostCallRecord row) {
   wake_.notify_one();
 }
 
+bool AuditLog::flush(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  return written_.wait_for(lock, timeout, [this] { return queue_.empty() && !writing_; });
+}
+
 void AuditLog::drain() {
   std::unique_lock lock(mutex_);
   for (;;) {
@@ -50,18 +59,27 @@ void AuditLog::drain() {
       queue_.clear();
       break;
     }
-    store::HostCallRecord row = std::move(queue_.front());
-    queue_.pop_front();
+    // Everything queued so far (at most kBatch rows) in one commit: under
+    // a flood, one fsync serves many calls.
+    std::vector<store::HostCallRecord> batch;
+    while (!queue_.empty() && batch.size() < kBatch) {
+      batch.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
     std::size_t dropped = std::exchange(dropped_, 0);
+    writing_ = true;
     lock.unlock();
     if (dropped > 0) {
       std::fprintf(stderr, "openai4s-mcp: audit: %zu rows dropped (the store is too slow)\n",
                    dropped);
     }
-    if (auto logged = store_->log_host_call(row); !logged) {
-      std::fprintf(stderr, "openai4s-mcp: audit: %s\n", logged.error().message.c_str());
+    if (auto logged = store_->log_host_calls(batch); !logged) {
+      std::fprintf(stderr, "openai4s-mcp: audit: %zu rows not written: %s\n", batch.size(),
+                   logged.error().message.c_str());
     }
     lock.lock();
+    writing_ = false;
+    if (queue_.empty()) written_.notify_all();
   }
 }
 

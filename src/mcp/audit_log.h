@@ -21,6 +21,9 @@ class AuditLog {
   ~AuditLog();  // writes what is queued, then stops
 
   void record(store::HostCallRecord row);
+  // Waits (at most `timeout`) until every queued row is written: a signal
+  // that ends the process calls it before exiting.
+  bool flush(std::chrono::milliseconds timeout);
 
  private:
   void drain();
@@ -31,6 +34,8 @@ class AuditLog {
   std::deque<store::HostCallRecord> queue_;
   std::size_t dropped_ = 0;
   bool stopping_ = false;
+  bool writing_ = false;  // a row taken from the queue is being written
+  std::condition_variable written_;
   std::optional<std::chrono::steady_clock::time_point> stop_by_;  // set once stopping
   std::thread writer_;
 };

@@ -1,5 +1,6 @@
 #include "mcp/execution.h"
 
+#include "base/random_id.h"
 #include "jupyter/error_parts.h"
 #include "mcp/base64.h"
 #include "proto/frame_types.h"
@@ -142,9 +143,51 @@ void Execution::add_artifact(Json artifact) {
   if (outcome_.artifacts.size() < kDisplaysKept) outcome_.artifacts.push_back(std::move(artifact));
 }
 
-bool Execution::wait_for(std::chrono::milliseconds timeout) {
+bool Execution::wait_for(std::chrono::milliseconds timeout, bool or_question) {
   std::unique_lock lock(mutex_);
-  return done_.wait_for(lock, timeout, [this] { return finished_; });
+  return done_.wait_for(lock, timeout,
+                        [&] { return finished_ || (or_question && question_ && !answer_); });
+}
+
+std::optional<Json> Execution::ask_question(Json request, std::chrono::seconds timeout,
+                                            const std::function<bool()>& give_up) {
+  std::unique_lock lock(mutex_);
+  question_ = Question{random_hex(16), std::move(request)};
+  answer_.reset();
+  done_.notify_all();  // the call waiting on this execution hands it out
+  auto until = std::chrono::steady_clock::now() + timeout;
+  while (!answer_ && std::chrono::steady_clock::now() < until) {
+    done_.wait_for(lock, std::chrono::milliseconds(250), [this] { return answer_.has_value(); });
+    if (answer_ || !give_up) continue;
+    lock.unlock();
+    bool stop = give_up();
+    lock.lock();
+    if (stop) break;
+  }
+  std::optional<Json> answer = std::move(answer_);
+  question_.reset();
+  answer_.reset();
+  return answer;
+}
+
+std::optional<Execution::Question> Execution::question() {
+  std::lock_guard lock(mutex_);
+  if (answer_) return std::nullopt;
+  return question_;
+}
+
+bool Execution::answer_question(const std::string& state, Json answer) {
+  std::lock_guard lock(mutex_);
+  if (!question_ || answer_ || state.size() != question_->state.size()) return false;
+  // Compared without an early exit: the time says nothing of the token.
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < state.size(); ++i) {
+    diff |= static_cast<unsigned char>(state[i] ^ question_->state[i]);
+  }
+  if (diff != 0) return false;
+  answer_ = std::move(answer);
+  done_.notify_all();
+  return true;
 }
 
 bool Execution::finished() {

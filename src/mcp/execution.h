@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -59,8 +60,26 @@ class Execution : public kernel::ChunkSink, public kernel::DisplaySink, public k
   bool stop_requested();  // interrupted, timed out or cancelled
   void add_artifact(Json artifact);
 
-  // True once finished; waits at most `timeout`.
-  bool wait_for(std::chrono::milliseconds timeout);
+  // True once finished; waits at most `timeout` (and, with
+  // `or_question`, only until a question waits for its answer).
+  bool wait_for(std::chrono::milliseconds timeout, bool or_question = false);
+
+  // A question for a 2026-07-28 client (an approval), which gets it as an
+  // input_required result and answers on a retry of its call, so the cell
+  // waits here rather than on a server-to-client request. `state` is the
+  // random token the retry must echo.
+  struct Question {
+    std::string state;
+    Json request;  // {method: "elicitation/create", params}
+  };
+  // Called on the cell's thread: the answer, or nullopt once `timeout`
+  // passed or `give_up` says so (checked a few times a second).
+  std::optional<Json> ask_question(Json request, std::chrono::seconds timeout,
+                                   const std::function<bool()>& give_up);
+  std::optional<Question> question();
+  // False when `state` names no waiting question (answered, expired,
+  // forged).
+  bool answer_question(const std::string& state, Json answer);
   bool finished();
   std::chrono::steady_clock::time_point started() const { return started_; }
   // The newest complete (or partial) line of output: the progress message.
@@ -81,6 +100,8 @@ class Execution : public kernel::ChunkSink, public kernel::DisplaySink, public k
   std::size_t live_dropped_ = 0;
   std::size_t images_kept_ = 0;  // images held in displays (slim_display)
   ExecutionSnapshot outcome_;
+  std::optional<Question> question_;
+  std::optional<Json> answer_;
 };
 
 }  // namespace o4s::mcp

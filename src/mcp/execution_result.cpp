@@ -108,51 +108,61 @@ std::string head_and_tail(const std::string& text, std::size_t max_chars, const 
   return out;
 }
 
-Json execution_tool_result(const ExecutionSnapshot& snap, std::size_t max_output_chars,
-                           ResourceRegistry& resources) {
-  Json content = Json::array();
+namespace {
+
+// Each part of the outcome within max_output_chars, and links to the whole
+// of a cut stream.
+struct CutOutcome {
+  std::string out, err, result;
+  Json error;
+  std::size_t stdout_cut = 0, stderr_cut = 0, result_cut = 0, error_cut = 0;
   Json links = Json::array();
-  auto cut_stream = [&](const std::string& stream, const std::string& text, std::size_t& cut) {
-    if (utf8::length(text) <= max_output_chars) return text;
+};
+
+CutOutcome cut_outcome(const ExecutionSnapshot& snap, std::size_t max_chars,
+                       ResourceRegistry& resources) {
+  CutOutcome cut;
+  auto cut_stream = [&](const std::string& stream, const std::string& text, std::size_t& count) {
+    if (utf8::length(text) <= max_chars) return text;
     // The whole is kept only once the cell is over (a running cell's
     // output still grows; get_execution shows it later).
     std::string uri = snap.status == "running"
                           ? std::string()
                           : resources.spill_output(snap.kernel_id, snap.id, stream, text);
     if (!uri.empty()) {
-      links.push_back(Json{{"type", "resource_link"},
-                           {"uri", uri},
-                           {"name", snap.id + "-" + stream + ".txt"},
-                           {"mimeType", "text/plain"},
-                           {"description", "the whole " + stream + " of the cell"}});
+      cut.links.push_back(Json{{"type", "resource_link"},
+                               {"uri", uri},
+                               {"name", snap.id + "-" + stream + ".txt"},
+                               {"mimeType", "text/plain"},
+                               {"description", "the whole " + stream + " of the cell"}});
     }
-    return head_and_tail(text, max_output_chars, uri, cut);
+    return head_and_tail(text, max_chars, uri, count);
   };
-  std::size_t stdout_cut = 0;
-  std::size_t stderr_cut = 0;
-  std::string out = cut_stream("stdout", snap.stdout_text, stdout_cut);
-  std::string err = cut_stream("stderr", snap.stderr_text, stderr_cut);
+  cut.out = cut_stream("stdout", snap.stdout_text, cut.stdout_cut);
+  cut.err = cut_stream("stderr", snap.stderr_text, cut.stderr_cut);
   // The last value and the error obey the same bound (a 50 MB repr is no
   // better an answer than 50 MB of stdout).
-  std::size_t result_cut = 0;
-  std::string result = head_and_tail(snap.result, max_output_chars, "", result_cut);
-  std::size_t error_cut = 0;
-  Json error = cut_error(snap.error, max_output_chars, error_cut);
+  cut.result = head_and_tail(snap.result, max_chars, "", cut.result_cut);
+  cut.error = cut_error(snap.error, max_chars, cut.error_cut);
+  return cut;
+}
 
-  std::string text = out;
+// The one text block: output, the last value or the error, and notes.
+std::string result_text(const ExecutionSnapshot& snap, const CutOutcome& cut,
+                        const Images& images) {
+  std::string text = cut.out;
   auto section = [&text](const std::string& body) {
     if (body.empty()) return;
     if (!text.empty() && text.back() != '\n') text += '\n';
     text += body;
   };
-  section(err);
-  if (!result.empty()) section(result);
-  if (error.is_object()) {
+  section(cut.err);
+  section(cut.result);
+  if (cut.error.is_object()) {
     std::string traceback;
-    for (const auto& line : error["traceback"]) traceback += line.get<std::string>() + "\n";
+    for (const auto& line : cut.error["traceback"]) traceback += line.get<std::string>() + "\n";
     section(traceback);
   }
-  Images images = collect_images(snap.displays);
   if (images.dropped > 0) {
     section("[" + std::to_string(images.dropped) +
             " more image(s) not shown: at most 8 images of at most 1 MB each per result; save "
@@ -164,45 +174,63 @@ Json execution_tool_result(const ExecutionSnapshot& snap, std::size_t max_output
     section("[the cell ran past its timeout_s and was interrupted; the kernel's variables remain]");
   }
   if (text.empty()) text = snap.status == "ok" ? "[no output]" : "[" + snap.status + "]";
-  content.push_back(Json{{"type", "text"}, {"text", text}});
-  for (auto& block : images.blocks) content.push_back(std::move(block));
-  for (auto& link : links) content.push_back(std::move(link));
-  for (const auto& artifact : snap.artifacts) {
-    std::string filename = artifact.value("filename", std::string("artifact"));
-    std::string uri = resources.add_artifact(snap.kernel_id, artifact.value("version_id", ""),
-                                             filename, artifact.value("path", ""));
-    content.push_back(Json{{"type", "resource_link"},
-                           {"uri", uri},
-                           {"name", filename},
-                           {"mimeType", mime_type_for(filename)},
-                           {"description", "an artifact the cell saved"}});
-  }
+  return text;
+}
 
+Json artifact_link(const ExecutionSnapshot& snap, const Json& artifact,
+                   ResourceRegistry& resources) {
+  std::string filename = artifact.value("filename", std::string("artifact"));
+  std::string uri = resources.add_artifact(snap.kernel_id, artifact.value("version_id", ""),
+                                           filename, artifact.value("path", ""));
+  return Json{{"type", "resource_link"},
+              {"uri", uri},
+              {"name", filename},
+              {"mimeType", mime_type_for(filename)},
+              {"description", "an artifact the cell saved"}};
+}
+
+Json structured_content(const ExecutionSnapshot& snap, const CutOutcome& cut,
+                        const Images& images) {
   Json artifacts = Json::array();
   for (const auto& artifact : snap.artifacts) {
     artifacts.push_back(Json{{"filename", artifact.value("filename", std::string("artifact"))},
                              {"artifact_id", artifact.value("artifact_id", "")},
                              {"version_id", artifact.value("version_id", "")}});
   }
-  Json structured{{"status", snap.status},
-                  {"execution_id", snap.id},
-                  {"kernel_id", snap.kernel_id},
-                  {"execution_count", snap.execution_count},
-                  {"stdout", out},
-                  {"stderr", err},
-                  {"result", result.empty() ? Json(nullptr) : Json(result)},
-                  {"error", error},
-                  {"truncated",
-                   {{"stdout_chars", stdout_cut},
-                    {"stderr_chars", stderr_cut},
-                    {"result_chars", result_cut},
-                    {"error_chars", error_cut}}},
-                  {"displays", images.summaries},
-                  {"files_read", snap.files_read},
-                  {"artifacts", artifacts},
-                  {"usage", snap.usage}};
+  return Json{{"status", snap.status},
+              {"execution_id", snap.id},
+              {"kernel_id", snap.kernel_id},
+              {"execution_count", snap.execution_count},
+              {"stdout", cut.out},
+              {"stderr", cut.err},
+              {"result", cut.result.empty() ? Json(nullptr) : Json(cut.result)},
+              {"error", cut.error},
+              {"truncated",
+               {{"stdout_chars", cut.stdout_cut},
+                {"stderr_chars", cut.stderr_cut},
+                {"result_chars", cut.result_cut},
+                {"error_chars", cut.error_cut}}},
+              {"displays", images.summaries},
+              {"files_read", snap.files_read},
+              {"artifacts", artifacts},
+              {"usage", snap.usage}};
+}
+
+}  // namespace
+
+Json execution_tool_result(const ExecutionSnapshot& snap, std::size_t max_output_chars,
+                           ResourceRegistry& resources) {
+  CutOutcome cut = cut_outcome(snap, max_output_chars, resources);
+  Images images = collect_images(snap.displays);
+  Json content = Json::array({Json{{"type", "text"}, {"text", result_text(snap, cut, images)}}});
+  for (auto& block : images.blocks) content.push_back(std::move(block));
+  for (auto& link : cut.links) content.push_back(std::move(link));
+  for (const auto& artifact : snap.artifacts) {
+    content.push_back(artifact_link(snap, artifact, resources));
+  }
   // The error is the cell's, not the tool's: the call itself succeeded.
-  return Json{{"content", std::move(content)}, {"structuredContent", std::move(structured)}};
+  return Json{{"content", std::move(content)},
+              {"structuredContent", structured_content(snap, cut, images)}};
 }
 
 }  // namespace o4s::mcp

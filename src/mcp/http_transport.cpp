@@ -19,6 +19,9 @@
 
 #include "base/random_id.h"
 #include "base/unique_fd.h"
+#include "mcp/base64.h"
+#include "mcp/protocol_era.h"
+#include "mcp/write_all.h"
 
 namespace o4s::mcp {
 
@@ -132,6 +135,10 @@ class HttpFrontend {
   std::optional<bool> refuse(tcp::socket& socket, const Request& head);
   bool too_large(tcp::socket& socket);
   bool handle_post(tcp::socket& socket, Request& request);
+  // A 2026-07-28 request: no session, its headers checked against the body.
+  bool handle_stateless(tcp::socket& socket, Request& request, Json message);
+  // The JSON answer of a request that is not streamed ("" for none).
+  std::string answer_of(const std::shared_ptr<Session>& parent, Json message);
   bool reply(tcp::socket& socket, const Request& request, http::status status,
              const std::string& body, const std::string& content_type = "application/json",
              const std::string& session_id = "");
@@ -165,16 +172,6 @@ std::string method_of(const Json& message) {
 
 std::string rpc_error_body(int code, const std::string& message) {
   return error_response(nullptr, code, message).dump();
-}
-
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;  // EAGAIN here is the send timeout: a client not reading
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
 }
 
 bool HttpFrontend::reply(tcp::socket& socket, const Request& request, http::status status,
@@ -344,6 +341,9 @@ bool HttpFrontend::handle_post(tcp::socket& socket, Request& request) {
     return reply(socket, request, http::status::bad_request,
                  rpc_error_body(rpc_error::kParseError, "Parse error: not valid JSON"));
   }
+  if (message.is_object() && stateless_version(message.value("params", Json::object()))) {
+    return handle_stateless(socket, request, std::move(message));
+  }
   bool initializing = method_of(message) == "initialize";
   std::string session_id(request["Mcp-Session-Id"]);
   std::shared_ptr<Session> parent;
@@ -373,14 +373,7 @@ bool HttpFrontend::handle_post(tcp::socket& socket, Request& request) {
   if (valid_id && method_of(message) == "tools/call") {
     return stream(socket, parent, std::move(message), session_id);
   }
-  std::string answer;
-  auto channel = std::make_shared<Session>(
-      [&answer](const std::string& text) {
-        if (answer.empty()) answer = text;
-        return true;
-      },
-      parent);
-  server_.handle(channel, std::move(message));
+  std::string answer = answer_of(parent, std::move(message));
   if (initializing) {
     Json answered = Json::parse(answer, nullptr, false);
     bool ok = answered.is_object() && answered.contains("result");
@@ -394,6 +387,82 @@ bool HttpFrontend::handle_post(tcp::socket& socket, Request& request) {
   return reply(socket, request, http::status::ok, answer, "application/json", session_id);
 }
 
+std::string HttpFrontend::answer_of(const std::shared_ptr<Session>& parent, Json message) {
+  std::string answer;
+  auto channel = std::make_shared<Session>(
+      [&answer](const std::string& text) {
+        if (answer.empty()) answer = text;
+        return true;
+      },
+      parent);
+  server_.handle(channel, std::move(message));
+  return answer;
+}
+
+// A header value as 2026-07-28 encodes it: plain ASCII, or base64 between
+// "=?base64?" and "?=" (non-ASCII, or edge spaces).
+std::optional<std::string> header_value(std::string_view raw) {
+  constexpr std::string_view kOpen = "=?base64?", kClose = "?=";
+  if (raw.size() < kOpen.size() + kClose.size() || raw.substr(0, kOpen.size()) != kOpen ||
+      raw.substr(raw.size() - kClose.size()) != kClose) {
+    return std::string(raw);
+  }
+  return base64_decode(raw.substr(kOpen.size(), raw.size() - kOpen.size() - kClose.size()));
+}
+
+// Why the standard headers disagree with the body, or "" when they agree
+// (2026-07-28 "Server Validation": a router may act on the headers, so the
+// server must not act on a different body).
+std::string header_mismatch(const http::request<http::string_body>& request, const Json& message,
+                            const std::string& version) {
+  std::string method = method_of(message);
+  if (view(request["MCP-Protocol-Version"]) != version) {
+    return "the MCP-Protocol-Version header must equal the _meta protocol version " + version;
+  }
+  if (view(request["Mcp-Method"]) != method) return "the Mcp-Method header must equal " + method;
+  const char* name_field = method == "tools/call"       ? "name"
+                           : method == "resources/read" ? "uri"
+                           : method == "prompts/get"    ? "name"
+                                                        : nullptr;
+  if (!name_field) return "";
+  const Json& params = message["params"];
+  auto body = params.find(name_field);
+  auto header = header_value(view(request["Mcp-Name"]));
+  if (body == params.end() || !body->is_string() || !header || *header != *body) {
+    return std::string("the Mcp-Name header must equal params.") + name_field;
+  }
+  return "";
+}
+
+bool HttpFrontend::handle_stateless(tcp::socket& socket, Request& request, Json message) {
+  std::string version = *stateless_version(message["params"]);
+  if (version == kStatelessVersion) {
+    if (std::string why = header_mismatch(request, message, version); !why.empty()) {
+      return reply(socket, request, http::status::bad_request,
+                   error_response(message.value("id", Json(nullptr)), kHeaderMismatch,
+                                  "Header mismatch: " + why)
+                       .dump());
+    }
+  }
+  // No session: the request carries all it needs, and any Mcp-Session-Id
+  // is ignored. Its messages go out through its own channel.
+  auto parent = std::make_shared<Session>([](const std::string&) { return false; });
+  auto id = message.find("id");
+  bool valid_id = id != message.end() && (id->is_string() || id->is_number_integer());
+  if (valid_id && version == kStatelessVersion && method_of(message) == "tools/call") {
+    return stream(socket, parent, std::move(message), "");
+  }
+  std::string answer = answer_of(parent, std::move(message));
+  if (answer.empty()) return reply(socket, request, http::status::accepted, "");
+  Json answered = Json::parse(answer, nullptr, false);
+  int code =
+      answered.is_object() && answered.contains("error") ? answered["error"].value("code", 0) : 0;
+  auto status = code == kUnsupportedProtocolVersion  ? http::status::bad_request
+                : code == rpc_error::kMethodNotFound ? http::status::not_found
+                                                     : http::status::ok;
+  return reply(socket, request, status, answer);
+}
+
 // One tools/call: its messages as server-sent events, the stream closed
 // after the final answer. A client that closes the stream cancels the call.
 bool HttpFrontend::stream(tcp::socket& socket, const std::shared_ptr<Session>& parent, Json message,
@@ -401,8 +470,9 @@ bool HttpFrontend::stream(tcp::socket& socket, const std::shared_ptr<Session>& p
   const int fd = socket.native_handle();
   std::string head =
       "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-      "Connection: close\r\nMcp-Session-Id: " +
-      session_id + "\r\n\r\n";
+      "Connection: close\r\n";
+  if (!session_id.empty()) head += "Mcp-Session-Id: " + session_id + "\r\n";
+  head += "\r\n";
   if (!write_all(fd, head)) return false;
   struct Done {
     std::mutex mutex;
@@ -456,26 +526,12 @@ bool is_loopback_host(const std::string& host) {
   return host == "127.0.0.1" || host == "::1" || host == "localhost" || host == "[::1]";
 }
 
-namespace {
-
-bool write_all_file(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
-}  // namespace
-
 Result<std::string> load_or_create_token(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (fd) {
     std::string token = random_hex(32);
     std::string line = token + "\n";
-    if (!write_all_file(fd.get(), line)) {
+    if (!write_all(fd.get(), line)) {
       int error = errno;
       ::unlink(path.c_str());  // a short token must not be found next time
       return system_error("write " + path, error);

@@ -135,6 +135,29 @@ Status KernelPool::apart_from_others(const std::string& wanted, const std::strin
 
 Result<std::shared_ptr<Kernel>> KernelPool::create(const std::string& language,
                                                    const std::optional<std::string>& workspace) {
+  if (Status allowed = reserve_slot(language); !allowed) return std::move(allowed).error();
+  // The slot is held until the kernel is registered or has failed.
+  std::shared_ptr<void> slot(nullptr, [this](void*) {
+    std::lock_guard lock(mutex_);
+    --starting_;
+  });
+  auto kernel = describe_kernel(language, workspace);
+  if (!kernel) return kernel;
+  Status started = start_manager(*kernel.value());
+  std::lock_guard lock(mutex_);
+  if (!started) {
+    kernel.value()->manager->shutdown();
+    return std::move(started).error();
+  }
+  if (stopping_) {
+    kernel.value()->manager->shutdown();
+    return make_error(ErrorCode::kNotAlive, "the server is shutting down");
+  }
+  kernels_[kernel.value()->id] = kernel.value();
+  return kernel;
+}
+
+Status KernelPool::reserve_slot(const std::string& language) {
   if (language != "python" && language != "r") {
     return make_error(ErrorCode::kInvalidArgument,
                       "language must be \"python\" or \"r\", not \"" + language + "\"");
@@ -143,64 +166,50 @@ Result<std::shared_ptr<Kernel>> KernelPool::create(const std::string& language,
     return make_error(ErrorCode::kUnsupported,
                       "this server has no R: install R (Rscript on PATH) and start it again");
   }
-  {
-    std::lock_guard lock(mutex_);
-    if (stopping_) return make_error(ErrorCode::kNotAlive, "the server is shutting down");
-    if (kernels_.size() + starting_ >= settings_.max_kernels) {
-      return make_error(ErrorCode::kBusy,
-                        "the server already runs " + std::to_string(settings_.max_kernels) +
-                            " kernels (--max-kernels): shut one down with shutdown_kernel");
-    }
-    ++starting_;
+  std::lock_guard lock(mutex_);
+  if (stopping_) return make_error(ErrorCode::kNotAlive, "the server is shutting down");
+  if (kernels_.size() + starting_ >= settings_.max_kernels) {
+    return make_error(ErrorCode::kBusy,
+                      "the server already runs " + std::to_string(settings_.max_kernels) +
+                          " kernels (--max-kernels): shut one down with shutdown_kernel");
   }
-  auto release = [this] {
-    std::lock_guard lock(mutex_);
-    --starting_;
-  };
+  ++starting_;
+  return {};
+}
+
+// The kernel's identity, workspace (pinned) and root frame; no process yet.
+Result<std::shared_ptr<Kernel>> KernelPool::describe_kernel(
+    const std::string& language, const std::optional<std::string>& workspace) {
   auto kernel = std::make_shared<Kernel>();
   kernel->id = uuid4();
   kernel->language = language;
   kernel->created = utc_now();
   kernel->last_used_text = kernel->created;
   auto chosen = choose_workspace(kernel->id, workspace);
-  if (!chosen) {
-    release();
-    return std::move(chosen).error();
-  }
+  if (!chosen) return std::move(chosen).error();
   kernel->workspace = chosen.value();
   // The directory the file tools may use from now on, whatever its path
   // comes to point at later.
   auto pinned = directory_id(kernel->workspace);
-  if (!pinned) {
-    release();
-    return std::move(pinned).error();
-  }
+  if (!pinned) return std::move(pinned).error();
   kernel->workspace_id = pinned.value();
-
   store::NewFrame frame;
   frame.kind = "turn";
   frame.name = "mcp kernel " + kernel->id;
   auto frame_id = store_->new_frame(frame);
-  if (!frame_id) {
-    release();
-    return std::move(frame_id).error();
-  }
+  if (!frame_id) return std::move(frame_id).error();
   kernel->frame_id = frame_id.value();
+  return kernel;
+}
 
-  host::DispatcherConfig config;
-  config.store = store_;
-  config.workspace = kernel->workspace;
-  config.data_dir = settings_.data_dir;
-  config.artifacts_dir = settings_.data_dir + "/artifacts";
-  auto dispatcher = std::make_shared<host::HostDispatcher>(std::move(config));
-
+kernel::KernelOptions KernelPool::kernel_options(const Kernel& kernel) const {
   kernel::KernelOptions options;
-  options.cwd = kernel->workspace;
+  options.cwd = kernel.workspace;
   options.python = settings_.python;
   options.worker_script = settings_.repo_root + "/openai4s/kernel/worker.py";
   options.repo_root = settings_.repo_root;
   options.hidden_paths = {settings_.data_dir};
-  if (language == "r") {
+  if (kernel.language == "r") {
     // R prints a visible value itself; its output comes through host fifos.
     options.mode = "r";
     options.argv = settings_.r_worker_argv;
@@ -209,23 +218,22 @@ Result<std::shared_ptr<Kernel>> KernelPool::create(const std::string& language,
     options.last_value_as_result = true;
   }
   options.sandbox = std::make_shared<sandbox::KernelSandbox>(sandbox_settings_);
-  kernel->hooks =
-      std::make_shared<host_hooks::NativeKernelHooks>(dispatcher, settings_.host, kernel->frame_id);
-  kernel->manager =
-      std::make_unique<kernel::KernelManager>(std::move(options), kernel->hooks, nullptr);
-  Status started = kernel->manager->start(settings_.init_timeout_s);
-  std::lock_guard lock(mutex_);
-  --starting_;
-  if (!started) {
-    kernel->manager->shutdown();
-    return std::move(started).error();
-  }
-  if (stopping_) {
-    kernel->manager->shutdown();
-    return make_error(ErrorCode::kNotAlive, "the server is shutting down");
-  }
-  kernels_[kernel->id] = kernel;
-  return kernel;
+  return options;
+}
+
+// The kernel's own host dispatcher and manager, and its worker started.
+Status KernelPool::start_manager(Kernel& kernel) {
+  host::DispatcherConfig config;
+  config.store = store_;
+  config.workspace = kernel.workspace;
+  config.data_dir = settings_.data_dir;
+  config.artifacts_dir = settings_.data_dir + "/artifacts";
+  auto dispatcher = std::make_shared<host::HostDispatcher>(std::move(config));
+  kernel.hooks =
+      std::make_shared<host_hooks::NativeKernelHooks>(dispatcher, settings_.host, kernel.frame_id);
+  kernel.manager =
+      std::make_unique<kernel::KernelManager>(kernel_options(kernel), kernel.hooks, nullptr);
+  return kernel.manager->start(settings_.init_timeout_s);
 }
 
 std::shared_ptr<Kernel> KernelPool::find(const std::string& kernel_id) {

@@ -115,6 +115,13 @@ class KernelPool {
   void close_kernel(const std::shared_ptr<Kernel>& kernel);
   void housekeep();
   void remember(const std::shared_ptr<Execution>& execution);
+  // create's steps: a slot under --max-kernels, the kernel's identity,
+  // workspace and frame, its manager's options, its worker started.
+  Status reserve_slot(const std::string& language);
+  Result<std::shared_ptr<Kernel>> describe_kernel(const std::string& language,
+                                                  const std::optional<std::string>& workspace);
+  kernel::KernelOptions kernel_options(const Kernel& kernel) const;
+  Status start_manager(Kernel& kernel);
   // start_execute's part under the kernel's lock.
   Result<std::shared_ptr<Execution>> register_cell(const std::shared_ptr<Kernel>& kernel,
                                                    const std::string& code,

@@ -1,5 +1,6 @@
 #include "mcp/server.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <thread>
 
@@ -35,12 +36,15 @@ Json trimmed_for_audit(const Json& arguments) {
   return out;
 }
 
-bool supported_version(const std::string& version) {
-  for (const char* known : kProtocolVersions) {
-    if (version == known) return true;
-  }
-  return false;
+// Methods a handshake session may send before initialize (the
+// specification: pings; discover is era-neutral).
+bool allowed_before_initialize(const std::string& method) {
+  return method == "initialize" || method == "ping" || method == "server/discover";
 }
+
+constexpr const char* kInstructions =
+    "Persistent sandboxed Python and R kernels. create_kernel once, keep its kernel_id, then "
+    "execute code; variables persist between calls.";
 
 }  // namespace
 
@@ -63,6 +67,8 @@ McpServer::~McpServer() { wait_for_calls(); }
 void McpServer::register_methods() {
   methods_["initialize"] = {
       [this](const std::shared_ptr<Session>& s, const Incoming& in) { return initialize(s, in); }};
+  methods_["server/discover"] = {
+      [this](const std::shared_ptr<Session>&, const Incoming&) { return discover(); }};
   methods_["ping"] = {
       [](const std::shared_ptr<Session>&, const Incoming&) { return Reply::ok(Json::object()); }};
   methods_["tools/list"] = {[](const std::shared_ptr<Session>&, const Incoming&) {
@@ -123,7 +129,28 @@ void McpServer::dispatch_notification(const std::shared_ptr<Session>& session, c
   // notifications/initialized and any other notification need no answer.
 }
 
+std::optional<Json> McpServer::refuse_request(const std::shared_ptr<Session>& session,
+                                              const Incoming& in) {
+  if (auto version = stateless_version(in.params)) {
+    if (*version != kStatelessVersion) return unsupported_version_error(in.id, *version);
+    return std::nullopt;
+  }
+  // An unknown method is answered as one (-32601), whatever the state.
+  if (session->protocol_version().empty() && !allowed_before_initialize(in.method) &&
+      methods_.count(in.method) != 0) {
+    return error_response(in.id, rpc_error::kInvalidRequest,
+                          "Invalid Request: the session is not initialized; send initialize "
+                          "first (or, in protocol 2026-07-28, the version in each request's "
+                          "_meta)");
+  }
+  return std::nullopt;
+}
+
 void McpServer::dispatch_request(const std::shared_ptr<Session>& session, Incoming in) {
+  if (auto refused = refuse_request(session, in)) {
+    session->send(*refused);
+    return;
+  }
   auto it = methods_.find(in.method);
   if (it == methods_.end()) {
     session->send(
@@ -131,15 +158,19 @@ void McpServer::dispatch_request(const std::shared_ptr<Session>& session, Incomi
     return;
   }
   const MethodEntry& entry = it->second;
-  auto answer = [session](const Json& id, const Reply& reply) {
+  const bool stateless = stateless_version(in.params).has_value();
+  auto answer = [session, stateless, method = in.method, info = server_info()](const Json& id,
+                                                                               Reply& reply) {
     if (reply.error) {
       session->send(error_response(id, reply.error->first, reply.error->second));
-    } else {
-      session->send(result_response(id, reply.result));
+      return;
     }
+    if (stateless) stamp_stateless_result(method, reply.result, info);
+    session->send(result_response(id, reply.result));
   };
   if (!entry.on_own_thread) {
-    answer(in.id, entry.handler(session, in));
+    Reply reply = entry.handler(session, in);
+    answer(in.id, reply);
     return;
   }
   if (!session->begin_call(kMaxCallsPerSession)) {
@@ -183,6 +214,19 @@ void McpServer::wait_for_calls() {
   calls_done_.wait(lock, [this] { return calls_running_ == 0; });
 }
 
+void McpServer::drain_for_exit(std::chrono::milliseconds timeout) {
+  auto until = std::chrono::steady_clock::now() + timeout;
+  {
+    std::unique_lock lock(calls_mutex_);
+    calls_done_.wait_until(lock, until, [this] { return calls_running_ == 0; });
+  }
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      until - std::chrono::steady_clock::now());
+  if (!audit_.flush(std::max(left, std::chrono::milliseconds(0)))) {
+    std::fprintf(stderr, "openai4s-mcp: audit rows still queued at exit\n");
+  }
+}
+
 Reply McpServer::initialize(const std::shared_ptr<Session>& session, const Incoming& in) {
   auto requested = in.params.find("protocolVersion");
   if (requested == in.params.end() || !requested->is_string()) {
@@ -191,7 +235,7 @@ Reply McpServer::initialize(const std::shared_ptr<Session>& session, const Incom
   // The specification: the same version when supported, else the newest
   // this server speaks (the client then decides whether to go on).
   std::string version = requested->get<std::string>();
-  if (!supported_version(version)) version = kProtocolVersions[0];
+  if (!supported_handshake_version(version)) version = kProtocolVersions[0];
   session->set_initialized(version, in.params.value("capabilities", Json::object()),
                            in.params.value("clientInfo", Json::object()));
   std::fprintf(stderr, "openai4s-mcp: %s connected (protocol %s)\n", session->client_name().c_str(),
@@ -200,11 +244,22 @@ Reply McpServer::initialize(const std::shared_ptr<Session>& session, const Incom
               {"capabilities",
                {{"tools", {{"listChanged", false}}},
                 {"resources", {{"listChanged", false}, {"subscribe", false}}}}},
-              {"serverInfo", {{"name", info_.name}, {"version", info_.version}}},
-              {"instructions",
-               "Persistent sandboxed Python and R kernels. create_kernel once, keep its "
-               "kernel_id, then execute code; variables persist between calls."}};
+              {"serverInfo", server_info()},
+              {"instructions", kInstructions}};
   return Reply::ok(std::move(result));
+}
+
+Json McpServer::server_info() const {
+  return Json{{"name", info_.name}, {"version", info_.version}};
+}
+
+Reply McpServer::discover() {
+  // The stateless revisions only: a handshake revision is reached by
+  // initialize, which a client that probes with discover falls back to.
+  return Reply::ok(
+      Json{{"supportedVersions", Json::array({kStatelessVersion})},
+           {"capabilities", {{"tools", Json::object()}, {"resources", Json::object()}}},
+           {"instructions", kInstructions}});
 }
 
 Reply McpServer::call_tool(const std::shared_ptr<Session>& session, const Incoming& in) {
@@ -221,14 +276,31 @@ Reply McpServer::call_tool(const std::shared_ptr<Session>& session, const Incomi
       !why.empty()) {
     return Reply::ok(tool_error(tool->first + ": " + why));
   }
-  ToolCall call{session, in.id, std::move(arguments), std::nullopt};
+  ToolCall call;
+  call.session = session;
+  call.request_id = in.id;
+  call.arguments = std::move(arguments);
   if (auto meta = in.params.find("_meta"); meta != in.params.end() && meta->is_object()) {
     if (auto token = meta->find("progressToken");
         token != meta->end() && (token->is_string() || token->is_number_integer())) {
       call.progress_token = *token;
     }
   }
-  Json result = tool->second(call);
+  if (stateless_version(in.params)) {
+    call.stateless = true;
+    call.client_capabilities = stateless_capabilities(in.params);
+    if (auto state = in.params.find("requestState"); state != in.params.end()) {
+      if (!state->is_string()) {
+        return Reply::fail(rpc_error::kInvalidParams, "requestState must be a string");
+      }
+      call.request_state = state->get<std::string>();
+    }
+    if (auto answers = in.params.find("inputResponses");
+        answers != in.params.end() && answers->is_object()) {
+      call.input_responses = *answers;
+    }
+  }
+  Json result = call.request_state ? resume_execution(call, tool->first) : tool->second(call);
   audit_tool_call(session, tool->first, call.arguments, result);
   return Reply::ok(std::move(result));
 }
@@ -241,7 +313,8 @@ void McpServer::audit_tool_call(const std::shared_ptr<Session>& session, const s
   if (frame.empty()) {
     store::NewFrame made;
     made.kind = "turn";
-    made.name = "mcp connection: " + session->client_name();
+    std::string era = session->protocol_version().empty() ? " (stateless)" : "";
+    made.name = "mcp connection: " + session->client_name() + era;
     auto created = store->new_frame(made);
     if (!created) return;
     frame = created.value();
@@ -258,6 +331,8 @@ void McpServer::audit_tool_call(const std::shared_ptr<Session>& session, const s
     for (const char* key : {"status", "execution_id", "kernel_id"}) {
       if (structured->contains(key)) outcome[key] = (*structured)[key];
     }
+  } else if (result.value("resultType", "") == "input_required") {
+    outcome["status"] = "input_required";
   } else if (!record.ok) {
     outcome["error"] = result["content"][0].value("text", "");
   }

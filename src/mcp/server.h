@@ -18,13 +18,11 @@
 #include "mcp/audit_log.h"
 #include "mcp/json_rpc.h"
 #include "mcp/kernel_pool.h"
+#include "mcp/protocol_era.h"
 #include "mcp/resources.h"
 #include "mcp/session.h"
 
 namespace o4s::mcp {
-
-// The revisions whose initialize handshake the server speaks, newest first.
-inline constexpr const char* kProtocolVersions[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
 
 struct ServerInfo {
   std::string name = "openai4s";
@@ -47,6 +45,12 @@ struct ToolCall {
   Json request_id;
   Json arguments;
   std::optional<Json> progress_token;
+  // A 2026-07-28 request: its own capabilities, and on a retry after an
+  // input_required result, the state it echoes and the client's answers.
+  bool stateless = false;
+  Json client_capabilities = Json::object();
+  std::optional<std::string> request_state;
+  Json input_responses = Json::object();
 };
 
 class McpServer {
@@ -61,6 +65,9 @@ class McpServer {
   // Waits for the tools/call threads still running (after the kernels were
   // shut down, they end promptly).
   void wait_for_calls();
+  // At a signal: waits a bounded time for the calls to answer (their
+  // kernels are shut down already) and for their audit rows to be written.
+  void drain_for_exit(std::chrono::milliseconds timeout);
 
  private:
   using Method = std::function<Reply(const std::shared_ptr<Session>&, const Incoming&)>;
@@ -72,7 +79,11 @@ class McpServer {
   void dispatch_request(const std::shared_ptr<Session>& session, Incoming in);
   void dispatch_notification(const std::shared_ptr<Session>& session, const Incoming& in);
 
+  // The era checks before a request is served: an error to send, if any.
+  std::optional<Json> refuse_request(const std::shared_ptr<Session>& session, const Incoming& in);
   Reply initialize(const std::shared_ptr<Session>& session, const Incoming& in);
+  Reply discover();
+  Json server_info() const;
   Reply call_tool(const std::shared_ptr<Session>& session, const Incoming& in);
   Reply read_resource(const Incoming& in);
 
@@ -89,6 +100,9 @@ class McpServer {
   Json list_variables(ToolCall& call);
   Json read_file(ToolCall& call);
   Json write_file(ToolCall& call);
+  // A 2026-07-28 retry of execute or get_execution that answers the
+  // question its first call returned (input_required).
+  Json resume_execution(ToolCall& call, const std::string& tool);
   // Waits for `execution`, with progress notifications and cancellation.
   Json await_execution(ToolCall& call, const std::shared_ptr<Execution>& execution,
                        std::optional<double> wait_s, std::size_t max_output_chars);
@@ -96,8 +110,7 @@ class McpServer {
   // row under it.
   void audit_tool_call(const std::shared_ptr<Session>& session, const std::string& tool,
                        const Json& arguments, const Json& result);
-  host::Approver approver_for(const std::shared_ptr<Session>& session,
-                              const std::shared_ptr<Kernel>& kernel);
+  host::Approver approver_for(const ToolCall& call, const std::shared_ptr<Kernel>& kernel);
 
   KernelPool& pool_;
   ServerInfo info_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "mcp/json_rpc.h"
+#include "mcp/protocol_era.h"
 
 namespace o4s::mcp {
 
@@ -202,11 +203,7 @@ std::string Session::protocol_version() {
 bool Session::client_can_elicit() {
   if (parent_) return parent_->client_can_elicit();
   std::lock_guard lock(mutex_);
-  auto it = client_capabilities_.find("elicitation");
-  if (it == client_capabilities_.end() || !it->is_object()) return false;
-  // 2025-11-25: {} means form mode; {"form": {...}} says it explicitly; a
-  // client declaring only "url" cannot show our form.
-  return it->empty() || it->contains("form");
+  return can_elicit_form(client_capabilities_);
 }
 
 std::string Session::client_name() {

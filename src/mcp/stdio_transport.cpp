@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <string>
 
+#include "mcp/write_all.h"
+
 namespace o4s::mcp {
 
 namespace {
@@ -13,17 +15,6 @@ namespace {
 // One message may carry a 16 MiB file as base64 (about 22 MiB); longer
 // lines are refused without being kept.
 constexpr std::size_t kMaxLineBytes = 32u << 20;
-
-bool write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
 
 // A message that fails to be handled costs the client an error answer,
 // never the server its life.
@@ -50,7 +41,7 @@ Session::Writer line_writer(int fd) {
   return [fd](const std::string& message) {
     std::string line = message;
     line += '\n';
-    return write_all(fd, line.data(), line.size());
+    return write_all(fd, line);
   };
 }
 

@@ -44,6 +44,117 @@ Json ok_result(Json structured) {
               {"structuredContent", std::move(structured)}};
 }
 
+// The elicitation for one approval: the shared rendering (controls, bidi
+// and invisible characters escaped, a long target cut visibly), "always"
+// only for a target shown whole and verbatim.
+Json approval_elicitation(const host::ApprovalRequest& request, const std::string& kernel_id,
+                          bool form_mode) {
+  Json choices = Json::array({"once"});
+  Json names = Json::array({"Allow once"});
+  if (request.text.always_offered) {
+    choices.push_back("always");
+    names.push_back("Always allow (this kernel)");
+  }
+  choices.push_back("deny");
+  names.push_back("Deny");
+  Json schema{{"type", "object"},
+              {"properties",
+               {{"decision",
+                 {{"type", "string"},
+                  {"title", "Decision"},
+                  {"enum", std::move(choices)},
+                  {"enumNames", std::move(names)}}}}},
+              {"required", {"decision"}}};
+  std::string message = "A cell in kernel " + kernel_id + " asks to run host." + request.tool +
+                        ":\n" + request.text.target_block + "Allow it?";
+  Json params{{"message", message}, {"requestedSchema", schema}};
+  if (form_mode) params["mode"] = "form";
+  return params;
+}
+
+host::ApprovalAnswer approval_answer(const std::optional<Json>& answer) {
+  if (!answer) return host::ApprovalAnswer::kDeny;
+  std::string decision = elicited_decision(*answer);
+  if (decision == "once") return host::ApprovalAnswer::kOnce;
+  if (decision == "always") return host::ApprovalAnswer::kConversation;
+  return host::ApprovalAnswer::kDeny;
+}
+
+// An interrupt, a cancel or timeout_s ends an approval's wait (a deny).
+std::function<bool()> cell_stopped(const std::weak_ptr<Kernel>& weak_kernel) {
+  return [weak_kernel] {
+    auto live = weak_kernel.lock();
+    if (!live) return true;
+    std::shared_ptr<Execution> running;
+    {
+      std::lock_guard lock(live->mutex);
+      running = live->running;
+    }
+    return running && running->stop_requested();
+  };
+}
+
+std::shared_ptr<Execution> running_cell(const std::weak_ptr<Kernel>& weak_kernel) {
+  auto live = weak_kernel.lock();
+  if (!live) return nullptr;
+  std::lock_guard lock(live->mutex);
+  return live->running;
+}
+
+// A 2026-07-28 client: the cell's question waits on its execution, handed
+// out as an input_required result, answered on the call's retry.
+host::Approver stateless_approver(const ToolCall& call, const std::shared_ptr<Kernel>& kernel) {
+  std::weak_ptr<Kernel> weak_kernel = kernel;
+  bool can_ask = can_elicit_form(call.client_capabilities);
+  return [weak_kernel, can_ask, kernel_id = kernel->id](const host::ApprovalRequest& request) {
+    if (!can_ask) return host::ApprovalAnswer::kClientCannotAsk;
+    auto execution = running_cell(weak_kernel);
+    if (!execution) return host::ApprovalAnswer::kDeny;
+    Json question{{"method", "elicitation/create"},
+                  {"params", approval_elicitation(request, kernel_id, true)}};
+    return approval_answer(
+        execution->ask_question(std::move(question), kApprovalWait, cell_stopped(weak_kernel)));
+  };
+}
+
+// A handshake client: the server asks it with elicitation/create.
+host::Approver session_approver(const std::shared_ptr<Session>& session,
+                                const std::shared_ptr<Kernel>& kernel) {
+  std::weak_ptr<Session> weak = session;
+  std::weak_ptr<Kernel> weak_kernel = kernel;
+  return [weak, weak_kernel, kernel_id = kernel->id](const host::ApprovalRequest& request) {
+    auto client = weak.lock();
+    // Fail closed: a client gone cannot answer (the unattended policy,
+    // deny); one that cannot show a prompt gets its own reason.
+    if (!client || client->closed()) return host::ApprovalAnswer::kNoChannel;
+    if (!client->client_can_elicit()) return host::ApprovalAnswer::kClientCannotAsk;
+    Json params =
+        approval_elicitation(request, kernel_id, client->protocol_version() >= "2025-11-25");
+    auto answer =
+        client->ask("elicitation/create", params, kApprovalWait, cell_stopped(weak_kernel));
+    return approval_answer(answer ? std::optional<Json>(answer.value()) : std::nullopt);
+  };
+}
+
+// What a 2026-07-28 call answers while its cell waits for a decision.
+Json input_required(const Execution::Question& question, const std::string& execution_id) {
+  return Json{{"resultType", "input_required"},
+              {"inputRequests", {{"approval", question.request}}},
+              {"requestState", execution_id + ":" + question.state}};
+}
+
+// A progress notification with the newest output line as its message.
+void report_progress(ToolCall& call, Execution& execution, long long progress) {
+  auto seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - execution.started()).count();
+  std::string line = execution.last_line();
+  std::string message = "running for " + std::to_string(seconds) + " s";
+  if (!line.empty()) message += ": " + line;
+  call.session->notify(
+      "notifications/progress",
+      Json{{"progressToken", *call.progress_token}, {"progress", progress}, {"message", message}});
+}
+
 }  // namespace
 
 void McpServer::register_tools() {
@@ -90,58 +201,9 @@ Json McpServer::restart_kernel(ToolCall& call) {
   return ok_result(Json{{"kernel_id", id}, {"restarted", true}});
 }
 
-host::Approver McpServer::approver_for(const std::shared_ptr<Session>& session,
+host::Approver McpServer::approver_for(const ToolCall& call,
                                        const std::shared_ptr<Kernel>& kernel) {
-  std::weak_ptr<Session> weak = session;
-  std::weak_ptr<Kernel> weak_kernel = kernel;
-  return [weak, weak_kernel, kernel_id = kernel->id](const host::ApprovalRequest& request) {
-    auto client = weak.lock();
-    // Fail closed: nobody who can answer means the unattended policy
-    // (deny), whose reason the cell's error states in one line.
-    if (!client || client->closed() || !client->client_can_elicit()) {
-      return host::ApprovalAnswer::kNoChannel;
-    }
-    // The shared rendering (controls, bidi and invisible characters
-    // escaped, a long target cut visibly); "always" only for a target
-    // shown whole and verbatim.
-    Json choices = Json::array({"once"});
-    Json names = Json::array({"Allow once"});
-    if (request.text.always_offered) {
-      choices.push_back("always");
-      names.push_back("Always allow (this kernel)");
-    }
-    choices.push_back("deny");
-    names.push_back("Deny");
-    Json schema{{"type", "object"},
-                {"properties",
-                 {{"decision",
-                   {{"type", "string"},
-                    {"title", "Decision"},
-                    {"enum", std::move(choices)},
-                    {"enumNames", std::move(names)}}}}},
-                {"required", {"decision"}}};
-    std::string message = "A cell in kernel " + kernel_id + " asks to run host." + request.tool +
-                          ":\n" + request.text.target_block + "Allow it?";
-    Json params{{"message", message}, {"requestedSchema", schema}};
-    if (client->protocol_version() >= "2025-11-25") params["mode"] = "form";
-    // An interrupt, a cancel or timeout_s ends the wait (a deny).
-    auto stopped = [weak_kernel] {
-      auto live = weak_kernel.lock();
-      if (!live) return true;
-      std::shared_ptr<Execution> running;
-      {
-        std::lock_guard lock(live->mutex);
-        running = live->running;
-      }
-      return running && running->stop_requested();
-    };
-    auto answer = client->ask("elicitation/create", params, kApprovalWait, stopped);
-    if (!answer) return host::ApprovalAnswer::kDeny;
-    std::string decision = elicited_decision(answer.value());
-    if (decision == "once") return host::ApprovalAnswer::kOnce;
-    if (decision == "always") return host::ApprovalAnswer::kConversation;
-    return host::ApprovalAnswer::kDeny;
-  };
+  return call.stateless ? stateless_approver(call, kernel) : session_approver(call.session, kernel);
 }
 
 Json McpServer::execute(ToolCall& call) {
@@ -151,10 +213,11 @@ Json McpServer::execute(ToolCall& call) {
   std::optional<double> timeout_s;
   if (call.arguments.contains("timeout_s")) timeout_s = call.arguments["timeout_s"].get<double>();
   auto max_chars = call.arguments.value("max_output_chars", 20000LL);
-  CellBindings bindings{approver_for(call.session, kernel)};
+  CellBindings bindings{approver_for(call, kernel)};
   bool wait = call.arguments.value("wait", true);
-  // Nothing to report while it runs: the cell runs on this thread.
-  bool here = wait && !call.progress_token;
+  // Nothing to report while it runs: the cell runs on this thread. Not for
+  // a 2026-07-28 call, which must answer while its cell waits for approval.
+  bool here = wait && !call.progress_token && !call.stateless;
   const std::string& code = call.arguments["code"].get_ref<const std::string&>();
   auto started = pool_.start_execute(kernel, code, timeout_s, bindings, here);
   if (!started) return tool_error("execute: " + started.error().message);
@@ -186,27 +249,59 @@ Json McpServer::await_execution(ToolCall& call, const std::shared_ptr<Execution>
   }
   long long progress = 0;
   while (!execution->finished()) {
+    // A question waiting for a 2026-07-28 client ends this call: the
+    // client answers it on a retry.
+    if (call.stateless) {
+      if (auto question = execution->question()) return input_required(*question, execution->id());
+    }
     auto now = Clock::now();
     if (until && now >= until) break;
     auto step = std::chrono::milliseconds(500);
     if (until)
       step = std::min(step, std::chrono::duration_cast<std::chrono::milliseconds>(*until - now) +
                                 std::chrono::milliseconds(1));
-    if (execution->wait_for(step)) break;
+    if (execution->wait_for(step, call.stateless)) continue;
     now = Clock::now();
     if (call.progress_token && now - last_progress >= kProgressEvery) {
       last_progress = now;
-      auto seconds =
-          std::chrono::duration_cast<std::chrono::seconds>(now - execution->started()).count();
-      std::string line = execution->last_line();
-      std::string message = "running for " + std::to_string(seconds) + " s";
-      if (!line.empty()) message += ": " + line;
-      call.session->notify("notifications/progress", Json{{"progressToken", *call.progress_token},
-                                                          {"progress", ++progress},
-                                                          {"message", message}});
+      report_progress(call, *execution, ++progress);
     }
   }
   return execution_tool_result(execution->snapshot(), max_output_chars, resources_);
+}
+
+Json McpServer::resume_execution(ToolCall& call, const std::string& tool) {
+  const std::string& state = *call.request_state;
+  std::size_t colon = state.find(':');
+  auto execution =
+      colon == std::string::npos ? nullptr : pool_.find_execution(state.substr(0, colon));
+  // Bound to the call that asked: the same kernel (execute) or execution.
+  bool same = execution &&
+              (tool == "execute" ? call.arguments.value("kernel_id", "") == execution->kernel_id()
+                                 : tool == "get_execution" &&
+                                       call.arguments.value("execution_id", "") == execution->id());
+  const char* kStale =
+      "requestState is unknown or expired: the question was answered, timed out, or its cell "
+      "ended; get_execution shows the cell";
+  if (!same) return tool_error(std::string(tool) + ": " + kStale);
+  auto answer = call.input_responses.find("approval");
+  // Without an answer the question is asked again (the specification).
+  if (answer != call.input_responses.end() &&
+      !execution->answer_question(state.substr(colon + 1), *answer)) {
+    return tool_error(std::string(tool) + ": " + kStale);
+  }
+  std::optional<double> wait_s;
+  if (tool == "get_execution") wait_s = call.arguments.value("wait_s", 0.0);
+  auto max_chars = static_cast<std::size_t>(call.arguments.value("max_output_chars", 20000LL));
+  auto kernel = pool_.find(execution->kernel_id());
+  std::weak_ptr<Kernel> weak = kernel;
+  call.session->on_cancel(call.request_id, [this, weak, execution] {
+    auto live = weak.lock();
+    if (live && !execution->finished()) (void)pool_.interrupt(live, StopReason::kInterrupted);
+  });
+  Json result = await_execution(call, execution, wait_s, max_chars);
+  call.session->forget_cancel(call.request_id);
+  return result;
 }
 
 Json McpServer::get_execution(ToolCall& call) {

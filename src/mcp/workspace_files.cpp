@@ -1,7 +1,9 @@
 #include "mcp/workspace_files.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,7 +12,6 @@
 #include "base/paths.h"
 #include "base/unique_fd.h"
 #include "base/utf8.h"
-#include "host/workspace_paths.h"
 #include "mcp/base64.h"
 
 namespace o4s::mcp {
@@ -57,10 +58,47 @@ Error moved(const std::string& workspace) {
                  "replaced): create a new kernel");
 }
 
-Status still_pinned(const std::string& workspace, const DirectoryId& pinned) {
-  auto now = directory_id(workspace);
-  if (!now || !(now.value() == pinned)) return moved(workspace);
-  return {};
+// The kernel's workspace as a directory fd, checked to be the directory
+// the kernel was created with: everything below is opened from it, so a
+// path swapped after this check cannot lead elsewhere.
+Result<UniqueFd> open_pinned(const std::string& workspace, const DirectoryId& pinned) {
+  UniqueFd dir(::open(workspace.c_str(), O_DIRECTORY | O_RDONLY | O_CLOEXEC));
+  if (!dir) return system_error("open " + workspace, errno);
+  struct stat opened {};
+  if (::fstat(dir.get(), &opened) != 0) return system_error("stat " + workspace, errno);
+  if (!(id_of(opened) == pinned)) return moved(workspace);
+  return dir;
+}
+
+// Opens `parts` below `dir` for reading, never leaving it: openat2 with
+// RESOLVE_BENEATH (Linux 5.6) follows a symlink only while it stays
+// inside; without openat2, no symlink is followed at all.
+Result<UniqueFd> open_beneath(int dir, const std::vector<std::string>& parts,
+                              const std::string& path) {
+  std::string relative;
+  for (const auto& part : parts) relative += (relative.empty() ? "" : "/") + part;
+  open_how how{};
+  how.flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  long fd = ::syscall(SYS_openat2, dir, relative.c_str(), &how, sizeof how);
+  if (fd >= 0) return UniqueFd(static_cast<int>(fd));
+  if (errno == EXDEV || errno == ELOOP) {
+    return refused("path escapes the workspace: '" + path + "' (stay inside your working dir)");
+  }
+  if (errno == ENOENT) return make_error(ErrorCode::kSystem, "no such file: " + path);
+  if (errno != ENOSYS) return system_error("open " + path, errno);
+  UniqueFd at(::dup(dir));
+  if (!at) return system_error("dup", errno);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    int flags = i + 1 < parts.size() ? O_DIRECTORY | O_RDONLY : O_RDONLY | O_NONBLOCK;
+    UniqueFd next(::openat(at.get(), parts[i].c_str(), flags | O_NOFOLLOW | O_CLOEXEC));
+    if (!next) {
+      if (errno == ELOOP) return refused("path goes through a symlink: '" + path + "'");
+      return system_error("open " + path, errno);
+    }
+    at = std::move(next);
+  }
+  return at;
 }
 
 }  // namespace
@@ -76,21 +114,23 @@ Result<Json> read_workspace_file(const std::string& workspace, const DirectoryId
                                  const std::string& path, long long offset, long long length) {
   auto parts = components_inside(workspace, path);
   if (!parts) return std::move(parts).error();
-  if (Status same = still_pinned(workspace, pinned); !same) return std::move(same).error();
-  auto opened = host::open_regular_inside(workspace, path);
+  auto dir = open_pinned(workspace, pinned);
+  if (!dir) return std::move(dir).error();
+  auto opened = open_beneath(dir.value().get(), parts.value(), path);
   if (!opened) return std::move(opened).error();
-  // Checked again once open: a swap between the two checks and the open
-  // needs the cell to win a narrow race both ways.
-  if (Status same = still_pinned(workspace, pinned); !same) return std::move(same).error();
-  long long size = opened.value().size;
+  struct stat info {};
+  if (::fstat(opened.value().get(), &info) != 0) return system_error("stat " + path, errno);
+  if (!S_ISREG(info.st_mode)) return refused("not a regular file: '" + path + "'");
+  const int fd = opened.value().get();
+  long long size = static_cast<long long>(info.st_size);
   // Both within [0, size]: no overflow whatever the client asked.
   long long start = std::clamp(offset, 0LL, size);
   long long count = std::clamp(length, 0LL, size - start);
   std::string bytes(static_cast<std::size_t>(count), '\0');
   std::size_t done = 0;
   while (done < bytes.size()) {
-    ssize_t n = ::pread(opened.value().fd.get(), bytes.data() + done, bytes.size() - done,
-                        start + static_cast<long long>(done));
+    ssize_t n =
+        ::pread(fd, bytes.data() + done, bytes.size() - done, start + static_cast<long long>(done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return system_error("read " + path, errno);
     if (n == 0) break;
@@ -117,13 +157,11 @@ Result<Json> write_workspace_file(const std::string& workspace, const DirectoryI
   if (!root) return std::move(root).error();
   auto parts = components_inside(root.value(), path);
   if (!parts) return std::move(parts).error();
-  UniqueFd dir(::open(root.value().c_str(), O_DIRECTORY | O_RDONLY | O_CLOEXEC));
-  if (!dir) return system_error("open " + root.value(), errno);
   // The directory opened is the kernel's own: everything below is opened
   // from this fd without following symlinks.
-  struct stat opened {};
-  if (::fstat(dir.get(), &opened) != 0) return system_error("stat " + root.value(), errno);
-  if (!(id_of(opened) == pinned)) return moved(workspace);
+  auto pinned_dir = open_pinned(root.value(), pinned);
+  if (!pinned_dir) return std::move(pinned_dir).error();
+  UniqueFd dir = std::move(pinned_dir).value();
   const std::vector<std::string>& names = parts.value();
   for (std::size_t i = 0; i + 1 < names.size(); ++i) {
     if (::mkdirat(dir.get(), names[i].c_str(), 0755) != 0 && errno != EEXIST) {

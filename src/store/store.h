@@ -175,6 +175,10 @@ class Store {
   // The audit log (§7.4): one row per call; derivable methods are skipped,
   // secret-bearing ones get redacted previews and no digest.
   Status log_host_call(const HostCallRecord& record);
+  // Many rows in one transaction (one commit): a writer that queues rows
+  // (the MCP server's) keeps up under a flood. Rows with no method are
+  // skipped; a failure rolls the batch back.
+  Status log_host_calls(const std::vector<HostCallRecord>& records);
 
   // Artifacts (§7.5). Returns {artifact_id, version_id, filename, path,
   // content_type, size_bytes, checksum, created_at}.

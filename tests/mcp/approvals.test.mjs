@@ -66,7 +66,10 @@ test('a client without elicitation is denied, in one line that says why', async 
   const kernel = await newKernel(client);
   const denied = await run(client, kernel, "host.bash('echo never')");
   assert.equal(denied.structuredContent.status, 'error');
-  assert.match(denied.structuredContent.error.evalue, /nobody can be asked here/);
+  // Its own reason: the server ignores OPENAI4S_UNATTENDED_APPROVAL, so
+  // the refusal must not advise it.
+  assert.match(denied.structuredContent.error.evalue, /this client cannot show approval prompts/);
+  assert.doesNotMatch(denied.structuredContent.error.evalue, /UNATTENDED/);
   assert.doesNotMatch(denied.structuredContent.error.evalue, /\n/);
 });
 

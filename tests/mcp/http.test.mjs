@@ -54,6 +54,11 @@ test('the token file is made 0600; no token is 401, a foreign Origin 403, a big 
   assert.equal((await post(server, INIT, auth)).status, 200);
   const noSession = await post(server, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, auth);
   assert.equal(noSession.status, 400);
+  // No server-initiated stream: GET is 405 and says what the endpoint takes.
+  const session = local.headers.get('mcp-session-id');
+  const get = await fetch(server.url, { headers: { ...auth, Accept: 'text/event-stream', 'Mcp-Session-Id': session } });
+  assert.equal(get.status, 405);
+  assert.equal(get.headers.get('allow'), 'POST, DELETE');
   const badJson = await post(server, '{"jsonrpc":', auth);
   assert.equal((await badJson.json()).error.code, -32700);
 

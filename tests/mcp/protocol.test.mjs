@@ -47,7 +47,14 @@ test('malformed JSON, invalid requests and unknown methods get the JSON-RPC erro
   assert.equal(unknown.error.code, -32601);
   assert.equal(unknown.id, 5);
 
-  const noName = await server.ask({ jsonrpc: '2.0', id: 6, method: 'tools/call', params: {} });
+  // Before initialize, a request other than ping is refused (the
+  // specification's lifecycle): the client is told to initialize.
+  const early = await server.ask({ jsonrpc: '2.0', id: 6, method: 'tools/list' });
+  assert.equal(early.error.code, -32600);
+  assert.match(early.error.message, /not initialized/);
+  assert.equal(early.id, 6);
+  await server.ask(initialize('2025-11-25', 7));
+  const noName = await server.ask({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: {} });
   assert.equal(noName.error.code, -32602);
 
   // The server is still there and answers.

@@ -188,6 +188,11 @@ _REFUSALS = {
         "host.bash needs approval and nobody can be asked here (unattended): {command}"
         " -- allow it with OPENAI4S_UNATTENDED_APPROVAL=allow or a standing allow rule"
     ),
+    "approval required but this client cannot show approval prompts": (
+        "host.bash needs approval and this client cannot show approval prompts"
+        " (it declared no MCP elicitation): {command} -- use a client that supports"
+        " elicitation, or add a standing allow rule"
+    ),
     "blocked by a standing 'deny' permission rule": (
         "host.bash is refused by a standing 'deny' permission rule: {command}"
     ),
@@ -204,8 +209,7 @@ def _refusal(reason, command):
     # Escapes, not raw controls: an ESC sequence in the command must not
     # repaint the terminal that shows this line (the same rule as prompts).
     command = "".join(
-        c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
-        for c in command
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in command
     )
     if len(command) > _REFUSAL_COMMAND_CHARS:
         command = command[: _REFUSAL_COMMAND_CHARS - 1] + "\u2026"

@@ -148,6 +148,12 @@ def test_an_authorization_failure_runs_nothing(worker, tmp_path):
             "PermissionError: host.bash is refused by a standing 'deny' permission rule: "
             "touch ran.txt",
         ),
+        (
+            "approval required but this client cannot show approval prompts",
+            "PermissionError: host.bash needs approval and this client cannot show approval"
+            " prompts (it declared no MCP elicitation): touch ran.txt -- use a client that"
+            " supports elicitation, or add a standing allow rule",
+        ),
     ],
 )
 def test_a_refusal_is_one_line_in_the_cell(worker, tmp_path, reason, line):

@@ -240,6 +240,20 @@ TEST_F(AuditLogTest, AnEmptyMethodIsInvalidArgument) {
   EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
 }
 
+TEST_F(AuditLogTest, ABatchIsWrittenInOrderSkippingWhatOneRowWouldNot) {
+  std::vector<HostCallRecord> batch(5);
+  for (std::size_t i = 0; i < batch.size(); ++i) batch[i].method = "m" + std::to_string(i);
+  batch[1].method = "";                   // invalid: skipped, not the batch's end
+  batch[3].method = "credentials_issue";  // derivable: never logged
+  ASSERT_TRUE(store().log_host_calls(batch).ok());
+  ASSERT_TRUE(store().log_host_calls({}).ok());
+  RawDb raw(db_path());
+  EXPECT_EQ(raw.integer("SELECT count(*) FROM host_call_log"), 3);
+  EXPECT_EQ(raw.integer("SELECT count(*) FROM host_call_log WHERE method = 'm4' AND created_at > "
+                        "(SELECT created_at FROM host_call_log WHERE method = 'm0')"),
+            1);
+}
+
 TEST_F(AuditLogTest, DigestIsStableForEqualResults) {
   HostCallRecord a;
   a.method = "list_dir";
