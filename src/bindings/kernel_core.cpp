@@ -312,7 +312,9 @@ kernel::EnvMap dict_to_environment(const py::object& source) {
 
 }  // namespace
 
-void register_kernel_core(py::module_& m) {
+namespace {
+
+void register_kernel_core_class(py::module_& m) {
   py::class_<KernelCore>(m, "KernelCore")
       .def(py::init([](py::object owner, py::object cwd, std::string mode, std::string python,
                        py::object env_root, py::object env_name, py::object argv,
@@ -379,7 +381,10 @@ void register_kernel_core(py::module_& m) {
       .def_property_readonly("dropped_stdout_chunks", [](KernelCore& core) {
         return core.manager().dropped_stdout_chunks();
       });
+}
 
+// The worker environment's allowlist, for the Python side's tests and tools.
+void register_environment_functions(py::module_& m) {
   m.def(
       "build_kernel_environment",
       [](py::object source, std::string mode, py::object cwd, py::object env_root,
@@ -417,6 +422,13 @@ void register_kernel_core(py::module_& m) {
       py::arg("authorization_generation"));
 
   m.def("name_can_carry_a_secret", &kernel::name_can_carry_a_secret, py::arg("name"));
+}
+
+}  // namespace
+
+void register_kernel_core(py::module_& m) {
+  register_kernel_core_class(m);
+  register_environment_functions(m);
 }
 
 }  // namespace o4s::bindings

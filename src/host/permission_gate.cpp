@@ -156,17 +156,90 @@ store::PermissionResolution interactive_resolution(ApprovalAnswer answer,
 
 }  // namespace
 
+namespace {
+
+// The conversation (root frame) and project a call's permission rules and
+// requests belong to.
+struct GateScope {
+  std::string root;
+  std::string project = "default";
+};
+
+GateScope scope_of(store::Store& store, const std::optional<std::string>& frame_id) {
+  GateScope scope{frame_id.value_or(""), "default"};
+  if (auto resolved = store.resolve_frame_scope(frame_id)) {
+    scope.root = resolved->root_frame_id;
+    scope.project = resolved->project_id;
+  }
+  return scope;
+}
+
+// The durable request a person is asked about (spec host.md §4.2).
+store::PermissionRequest permission_request(const GateScope& scope,
+                                            const std::optional<std::string>& frame_id,
+                                            const std::string& tool, const std::string& target,
+                                            const ApprovalText& text, const Json& action_context) {
+  store::PermissionRequest request;
+  if (!scope.root.empty()) request.root_frame_id = scope.root;
+  request.frame_id = frame_id;
+  request.project_id = scope.project;
+  request.tool = tool;
+  // The row keeps a bounded target; its sha256 names the whole one.
+  request.target = bounded_target(target);
+  Json scopes =
+      text.always_offered ? Json{"once", "conversation", "project", "global"} : Json{"once"};
+  request.payload = Json{{"type", "await_permission"},   {"tool", tool},
+                         {"target", request.target},     {"target_length", text.length},
+                         {"target_sha256", text.sha256}, {"frame_id", scope.root},
+                         {"scopes", std::move(scopes)}};
+  if (!action_context.is_object()) return request;
+  for (const char* key : {"action_group_id", "action_id", "tool_call_id"}) {
+    auto it = action_context.find(key);
+    if (it == action_context.end() || !it->is_string()) continue;
+    std::string value = it->get<std::string>();
+    if (std::string_view(key) == "action_group_id") request.action_group_id = value;
+    if (std::string_view(key) == "action_id") request.action_id = value;
+    if (std::string_view(key) == "tool_call_id") request.tool_call_id = value;
+  }
+  return request;
+}
+
+// Records the answer (or the unattended policy's) to a recorded request.
+GateVerdict settle(store::Store& store, const GateScope& scope, const std::string& decision_id,
+                   const std::string& tool, const std::string& target, ApprovalAnswer answer,
+                   bool always_offered, const std::string& unattended_policy) {
+  // A session-wide answer needs a conversation to scope its rule to, and a
+  // target the person saw whole and verbatim; otherwise it is honoured for
+  // this call only, whatever the front door offered.
+  if (answer == ApprovalAnswer::kConversation && (scope.root.empty() || !always_offered)) {
+    answer = ApprovalAnswer::kOnce;
+  }
+  bool asked = answer != ApprovalAnswer::kNoChannel && answer != ApprovalAnswer::kClientCannotAsk;
+  store::PermissionResolution resolution = asked ? interactive_resolution(answer, target)
+                                                 : unattended_resolution(unattended_policy, answer);
+  bool allow = resolution.state == "allowed";
+  std::string decided_by = asked ? "user" : "unattended";
+  if (!store.resolve_permission_request(decision_id, resolution)) {
+    return {false, "approval persistence failed closed", decision_id, "store"};
+  }
+  if (allow && answer == ApprovalAnswer::kConversation &&
+      !store.set_permission_rule("conversation", scope.root, tool, *resolution.pattern, "allow")) {
+    // The call itself was approved and recorded; only the standing rule is
+    // missing, so the next call asks again rather than being refused.
+    return {true, {}, decision_id, decided_by};
+  }
+  return {allow, allow ? std::string() : *resolution.message, decision_id, decided_by};
+}
+
+}  // namespace
+
 GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id,
                  const std::string& tool, const std::string& target, const Json& action_context,
                  const std::string& unattended_policy, const Approver& approver,
                  bool target_verbatim) {
-  std::string root = frame_id.value_or("");
-  std::string project = "default";
-  if (auto scope = store.resolve_frame_scope(frame_id)) {
-    root = scope->root_frame_id;
-    project = scope->project_id;
-  }
-  auto rules = store.rules_for(root.empty() ? std::nullopt : std::optional(root), project);
+  GateScope scope = scope_of(store, frame_id);
+  auto rules =
+      store.rules_for(scope.root.empty() ? std::nullopt : std::optional(scope.root), scope.project);
   if (!rules) {
     // The reference treats an unreadable rule table as "ask", which an
     // unattended allow policy would then grant even over a standing deny.
@@ -179,63 +252,20 @@ GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id
   if (decision == Decision::kDeny) {
     return {false, "blocked by a standing 'deny' permission rule", std::nullopt, "rule"};
   }
-
-  store::PermissionRequest request;
-  if (!root.empty()) request.root_frame_id = root;
-  request.frame_id = frame_id;
-  request.project_id = project;
   ApprovalText text = render_approval(tool, target, target_verbatim);
-  request.tool = tool;
-  // The row keeps a bounded target; its sha256 names the whole one.
-  request.target = bounded_target(target);
-  Json scopes =
-      text.always_offered ? Json{"once", "conversation", "project", "global"} : Json{"once"};
-  request.payload = Json{{"type", "await_permission"},   {"tool", tool},
-                         {"target", request.target},     {"target_length", text.length},
-                         {"target_sha256", text.sha256}, {"frame_id", root},
-                         {"scopes", std::move(scopes)}};
-  if (action_context.is_object()) {
-    for (const char* key : {"action_group_id", "action_id", "tool_call_id"}) {
-      auto it = action_context.find(key);
-      if (it == action_context.end() || !it->is_string()) continue;
-      std::string value = it->get<std::string>();
-      if (std::string_view(key) == "action_group_id") request.action_group_id = value;
-      if (std::string_view(key) == "action_id") request.action_id = value;
-      if (std::string_view(key) == "tool_call_id") request.tool_call_id = value;
-    }
-  }
-  auto created = store.create_permission_request(request);
+  auto created = store.create_permission_request(
+      permission_request(scope, frame_id, tool, target, text, action_context));
   if (!created) {
     return {false, "approval required but its durable request could not be recorded", std::nullopt,
             "store"};
   }
   const std::string& decision_id = created.value();
-  ApprovalAnswer answer = ApprovalAnswer::kNoChannel;
   const bool always_offered = text.always_offered;
+  ApprovalAnswer answer = ApprovalAnswer::kNoChannel;
   if (approver) {
-    answer = approver(ApprovalRequest{decision_id, tool, target, root, std::move(text)});
+    answer = approver(ApprovalRequest{decision_id, tool, target, scope.root, std::move(text)});
   }
-  // A session-wide answer needs a conversation to scope its rule to, and a
-  // target the person saw whole and verbatim; otherwise it is honoured for
-  // this call only, whatever the front door offered.
-  if (answer == ApprovalAnswer::kConversation && (root.empty() || !always_offered)) {
-    answer = ApprovalAnswer::kOnce;
-  }
-  bool asked = answer != ApprovalAnswer::kNoChannel && answer != ApprovalAnswer::kClientCannotAsk;
-  store::PermissionResolution resolution = asked ? interactive_resolution(answer, target)
-                                                 : unattended_resolution(unattended_policy, answer);
-  bool allow = resolution.state == "allowed";
-  std::string decided_by = asked ? "user" : "unattended";
-  if (!store.resolve_permission_request(decision_id, resolution)) {
-    return {false, "approval persistence failed closed", decision_id, "store"};
-  }
-  if (allow && answer == ApprovalAnswer::kConversation &&
-      !store.set_permission_rule("conversation", root, tool, *resolution.pattern, "allow")) {
-    // The call itself was approved and recorded; only the standing rule is
-    // missing, so the next call asks again rather than being refused.
-    return {true, {}, decision_id, decided_by};
-  }
-  return {allow, allow ? std::string() : *resolution.message, decision_id, decided_by};
+  return settle(store, scope, decision_id, tool, target, answer, always_offered, unattended_policy);
 }
 
 }  // namespace o4s::host
