@@ -185,6 +185,7 @@ def name_can_carry_a_secret(name: str) -> bool: ...
 
 # host_binding.cpp
 
+def outside_sandbox_hint(error_text: str, cwd: str) -> str | None: ...
 def host_methods() -> list[dict[str, _Json]]:
     """The host's table of methods, one dict a row: name, gate (the
     permission tool, or None), served, max_args, default_rules (a list of

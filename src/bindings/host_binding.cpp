@@ -7,6 +7,7 @@
 #include "bindings/py_error.h"
 #include "host/dispatcher.h"
 #include "host/host_methods.h"
+#include "host/outside_sandbox_hint.h"
 #include "store/store.h"
 
 namespace o4s::bindings {
@@ -297,6 +298,13 @@ void register_host(py::module_& m) {
     }
     return rows;
   });
+  m.def(
+      "outside_sandbox_hint",
+      [](const std::string& error_text, const std::string& cwd) {
+        return host::outside_sandbox_hint(error_text, cwd);
+      },
+      py::arg("error_text"), py::arg("cwd"),
+      "One line when a sandboxed cell's error names a missing path that exists on the host.");
 }
 
 }  // namespace o4s::bindings

@@ -34,6 +34,14 @@ test('an R kernel keeps its variables, plots, and lists its variables', { skip: 
   assert.equal(png.structuredContent.encoding, 'base64');
   assert.equal(Buffer.from(png.structuredContent.content, 'base64').subarray(1, 4).toString(), 'PNG');
 
+  // A plot on R's default device comes back as an image block holding a real PNG.
+  const shown = await run(client, r, 'plot(x, x^2, main = "squares")');
+  assert.equal(shown.structuredContent.status, 'ok', shown.content[0].text);
+  const images = shown.content.filter((block) => block.type === 'image');
+  assert.equal(images.length, 1, JSON.stringify(shown.structuredContent.displays));
+  assert.equal(images[0].mimeType, 'image/png');
+  assert.equal(Buffer.from(images[0].data, 'base64').subarray(0, 8).toString('hex'), '89504e470d0a1a0a');
+
   const variables = await call(client, 'list_variables', { kernel_id: r });
   const m = variables.structuredContent.variables.find((v) => v.name === 'm');
   assert.ok(m, JSON.stringify(variables.structuredContent));

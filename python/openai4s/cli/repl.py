@@ -182,7 +182,9 @@ class Session:
         if error is not None:
             self.failed = True
             self.console.message(error)
-            self.console.message(sandbox_notes.not_found_hint(error, self.kernel, self.cwd))
+            # R names the file it could not open in a warning, on stderr.
+            reported = (result.get("stderr") or "") + "\n" + error
+            self.console.message(sandbox_notes.not_found_hint(reported, self.kernel, self.cwd))
         self.console.message(format_usage(result.get("usage")) or "")
 
     def _on_ctrl_c(self, presses, delivery):

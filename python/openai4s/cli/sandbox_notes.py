@@ -3,10 +3,9 @@ workspace is and whether the sandbox is on (the banner), and why a file
 that is plainly on this machine was not found by a cell (the hint).
 """
 
-import ast
 import os
 
-_NOT_FOUND = "FileNotFoundError: [Errno 2] No such file or directory: "
+from openai4s import _core
 
 
 def _status(kernel):
@@ -54,30 +53,10 @@ def _read_paths():
     return [path for path in value.split(":") if path]
 
 
-def missing_path(error):
-    """The path of a cell's FileNotFoundError (its last line), or None."""
-    if not error:
-        return None
-    last = error.rstrip("\n").rsplit("\n", 1)[-1]
-    if not last.startswith(_NOT_FOUND):
-        return None
-    try:
-        path = ast.literal_eval(last[len(_NOT_FOUND) :])
-    except (ValueError, SyntaxError):
-        return None
-    return path if isinstance(path, str) else None
-
-
 def not_found_hint(error, kernel, cwd):
     """One line when a sandboxed cell failed to find a file that exists on
-    this machine (outside what the sandbox shows), else None."""
-    path = missing_path(error)
-    if path is None or not is_sandboxed(kernel):
+    this machine (outside what the sandbox shows), else None. The reading
+    of the error is the C++ core's, shared with the Jupyter kernel."""
+    if not error or not is_sandboxed(kernel):
         return None
-    host_path = os.path.join(cwd, os.path.expanduser(path))
-    if not os.path.exists(host_path):
-        return None
-    return (
-        f"hint: {path} exists on this machine but is outside the sandbox; copy it into the "
-        f"workspace ({cwd}) or add its directory to OPENAI4S_KERNEL_SANDBOX_READ_PATHS\n"
-    )
+    return _core.outside_sandbox_hint(error, str(cwd))
