@@ -14,9 +14,6 @@ namespace o4s::host {
 // a missing file is kSystem/ENOENT.
 Result<std::string> resolve_in_workspace(const std::string& workspace, const std::string& path);
 
-// Runs of characters outside [A-Za-z0-9._-] become "_".
-std::string sanitize_filename(const std::string& name);
-
 std::string basename_of(const std::string& path);
 
 struct OpenedFile {
@@ -30,9 +27,5 @@ struct OpenedFile {
 // a symlink, a FIFO or device is refused without blocking, and the fd's real
 // path must be inside the workspace, whatever was swapped meanwhile.
 Result<OpenedFile> open_regular_inside(const std::string& workspace, const std::string& path);
-
-// Copies what is left of an open file (borrowed fd) into a new file `to`,
-// hashing it on the way (one pass); returns the hex SHA-256.
-Result<std::string> copy_and_hash(int from_fd, const std::string& to, long long* size_bytes);
 
 }  // namespace o4s::host

@@ -40,7 +40,6 @@ class LiveBudget {
  public:
   // True if `bytes` more may be delivered; once false, false for the cell.
   bool admit(std::size_t bytes);
-  bool exhausted() const { return exhausted_; }
 
  private:
   std::size_t delivered_ = 0;

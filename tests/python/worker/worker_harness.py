@@ -74,6 +74,10 @@ class WorkerProcess:
 
     @property
     def stderr(self):
+        if self.proc.poll() is not None:
+            # An exited worker's last words may still be in the pipe: the
+            # drain thread reads them to end of file first.
+            self._drain.join(timeout=10)
         return b"".join(self.stderr_chunks).decode("utf-8", "replace")
 
     def send(self, obj):
