@@ -55,6 +55,11 @@ class KernelEnvironment:
             lang,
         )
 
+    @property
+    def spec_file(self):
+        """The installed kernelspec's kernel.json."""
+        return self.prefix / "share" / "jupyter" / "kernels" / self.kernel_name / "kernel.json"
+
     def environ(self):
         env = dict(os.environ)
         env["JUPYTER_PATH"] = str(self.prefix / "share" / "jupyter")

@@ -267,14 +267,7 @@ def test_a_worker_that_cannot_start_is_an_error_reply_and_the_kernel_stays(envir
 
 
 def _drop_version_flag(environment):
-    spec_file = (
-        environment.prefix
-        / "share"
-        / "jupyter"
-        / "kernels"
-        / environment.kernel_name
-        / "kernel.json"
-    )
+    spec_file = environment.spec_file
     spec = json.loads(spec_file.read_text())
     at = spec["argv"].index("--language-version")
     del spec["argv"][at : at + 2]

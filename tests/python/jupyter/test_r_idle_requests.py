@@ -160,14 +160,7 @@ def test_is_complete_complete_and_inspect_are_answered_by_r(r_kernel):
 def _gate_the_r_worker(environment, gate):
     """The installed spec's R worker waits for `gate` (a file in the
     workspace, its cwd) before it starts."""
-    spec_file = (
-        environment.prefix
-        / "share"
-        / "jupyter"
-        / "kernels"
-        / environment.kernel_name
-        / "kernel.json"
-    )
+    spec_file = environment.spec_file
     spec = json.loads(spec_file.read_text())
     argv = spec["argv"]
     at = argv.index("--worker-argv") + 1

@@ -26,6 +26,14 @@ def sandbox_unavailable_reason(tmp_path_factory):
     return None
 
 
+@pytest.fixture(params=["off", "enforce"])
+def sandbox_mode(request, sandbox_unavailable_reason):
+    """Each test that takes it runs with the sandbox off and enforced."""
+    if request.param == "enforce" and sandbox_unavailable_reason is not None:
+        pytest.skip(f"bubblewrap cannot sandbox a kernel here: {sandbox_unavailable_reason}")
+    return request.param
+
+
 @pytest.fixture
 def limits(monkeypatch):
     for name, value in TEST_LIMITS.items():
