@@ -2,6 +2,7 @@
 (the README's table), uses it, and cannot change it: the packages are the
 system's, read-only in both sandbox modes."""
 
+import base64
 import json
 
 from openai4s.kernel import Kernel
@@ -57,6 +58,13 @@ print(round(fit.coef_[0], 6), round(ols.params["x"], 6), round(stats.pearsonr(fr
 """
 
 
+SEABORN_PLOT = """
+import seaborn as sns, matplotlib.pyplot as plt
+sns.barplot(x=["a", "b", "a"], y=[1.0, 5.0, 2.0], errorbar=None)
+plt.show()
+"""
+
+
 PLANT = """
 import os, pandas
 target = os.path.join(os.path.dirname(pandas.__file__), "planted.py")
@@ -84,6 +92,12 @@ def test_the_stack_imports_works_together_and_stays_the_system_s(workspace, sand
         result = kernel.execute(USE_THEM)
         assert result["error"] is None, result["error"]
         assert result["stdout"].split() == ["2.0", "2.0", "1.0", "CCO", "GCAT", "1000.0", "100.0"]
+
+        result = kernel.execute(SEABORN_PLOT)
+        assert result["error"] is None, result["error"]
+        pngs = [d["data"]["image/png"] for d in result["displays"] if "image/png" in d["data"]]
+        assert len(pngs) == 1, result["displays"]
+        assert base64.b64decode(pngs[0])[:8] == b"\x89PNG\r\n\x1a\n"
 
         if sandbox_mode == "enforce":
             # A sandboxed cell cannot plant code in the system's packages
