@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
-from nbclient.exceptions import DeadKernelError
+from nbclient.exceptions import CellExecutionError, DeadKernelError
 
 from slurm_support import KERNEL_NAME, SlurmEnvironment, active_jobs, job_state
 
@@ -81,7 +81,10 @@ def test_a_time_limit_is_a_dead_kernel_with_the_reason(cluster):
             ender = threading.Thread(target=_end_time_now_once_running, args=(km, stop))
             ender.start()
             try:
-                with pytest.raises(DeadKernelError):
+                # Slurm signals every process of the job: the kernel may
+                # still fail the cell (its worker was killed) before it dies
+                # itself, or die first. Either way the cell ends, no hang.
+                with pytest.raises((DeadKernelError, CellExecutionError)):
                     _client(env, nb, km=km, timeout=300).execute()
             finally:
                 stop.set()
@@ -89,7 +92,9 @@ def test_a_time_limit_is_a_dead_kernel_with_the_reason(cluster):
                 # nbclient leaves a kernel manager it was given to its owner.
                 km.shutdown_kernel(now=True)
         reason = km.provisioner.exit_reason
-        assert reason and "TIMEOUT" in reason, reason
+        # Seen as TIMEOUT, or as COMPLETING with the reason TimeLimit when
+        # the provisioner looked while Slurm was still ending the job.
+        assert reason and ("TIMEOUT" in reason or "TimeLimit" in reason), reason
         assert env.leftovers() == []
     finally:
         env.cleanup()
