@@ -1,10 +1,27 @@
 #include "kernel/idle_waits.h"
 
+#include <optional>
+
 #include "proto/limits.h"
 
 namespace o4s::kernel {
 
 namespace {
+
+// What the fenced and the resend waits make of a frame that is not their
+// answer: a host call or a log line is served whoever waits; a chunk is a
+// finished cell's. Anything else is theirs to judge.
+std::optional<Verdict> between_requests(FrameKind kind) {
+  switch (kind) {
+    case FrameKind::kHostCall:
+    case FrameKind::kLog:
+      return Verdict::kStanding;
+    case FrameKind::kStdoutChunk:
+      return Verdict::kStale;
+    default:
+      return std::nullopt;
+  }
+}
 
 bool is_reply(FrameKind kind, const Json& frame, std::string_view type, const std::string& id) {
   return kind == FrameKind::kReply && proto::frame_type(frame) == type &&
@@ -72,15 +89,8 @@ Verdict FencedWait::judge(FrameKind kind, const Json& frame) {
     return Verdict::kConsumed;
   }
   if (is_reply(kind, frame, proto::frame::kStdoutText, fence_id_)) return Verdict::kAnswer;
-  switch (kind) {
-    case FrameKind::kHostCall:
-    case FrameKind::kLog:
-      return Verdict::kStanding;
-    case FrameKind::kStdoutChunk:
-      return Verdict::kStale;
-    default:
-      return ++skipped_ > proto::kLogFramesSkippedLimit * 8 ? Verdict::kDesync : Verdict::kConsumed;
-  }
+  if (auto common = between_requests(kind)) return *common;
+  return ++skipped_ > proto::kLogFramesSkippedLimit * 8 ? Verdict::kDesync : Verdict::kConsumed;
 }
 
 Result<Json> FencedWait::accept(Json frame) {
@@ -90,15 +100,7 @@ Result<Json> FencedWait::accept(Json frame) {
 
 Verdict StdoutResendWait::judge(FrameKind kind, const Json& frame) {
   if (is_reply(kind, frame, proto::frame::kStdoutText, cell_id_)) return Verdict::kAnswer;
-  switch (kind) {
-    case FrameKind::kHostCall:
-    case FrameKind::kLog:
-      return Verdict::kStanding;
-    case FrameKind::kStdoutChunk:
-      return Verdict::kStale;
-    default:
-      return Verdict::kConsumed;
-  }
+  return between_requests(kind).value_or(Verdict::kConsumed);
 }
 
 Result<Json> StdoutResendWait::accept(Json frame) {
