@@ -205,7 +205,11 @@ void Interpreter::interrupt() {
     // interrupt is either marked before the start ends (the cell sees it)
     // or sent to the worker after.
     std::lock_guard lock(start_mutex_);
-    if (!start_result_ || restarting_) {
+    // A dead worker not yet being replaced counts too: a cell that was
+    // just sent (busy already published) has not reached ensure_worker, and
+    // a signal to the dead worker would be lost.
+    const bool dead = start_result_ && start_result_->ok() && manager_ && !manager_->is_alive();
+    if (!start_result_ || restarting_ || dead) {
       // A cell waiting for the worker to start (or for a dead one's
       // replacement) is stopped before it runs: the user pressed stop on a
       // cell that had not begun, and no worker is there to take a signal.
