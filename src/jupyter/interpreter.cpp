@@ -9,6 +9,7 @@
 #include "base/ascii.h"
 #include "host/host_methods.h"
 #include "host/outside_sandbox_hint.h"
+#include "host_hooks/front_door.h"
 #include "host_hooks/native_hooks.h"
 #include "jupyter/cell_output.h"
 #include "jupyter/early_completeness.h"
@@ -111,28 +112,11 @@ Status Interpreter::build_host() {
   auto frame_id = store.value()->new_frame(frame);
   if (!frame_id) return std::move(frame_id).error();
 
-  host::DispatcherConfig config;
-  config.store = store.value();
-  config.workspace = settings.workspace;
-  config.data_dir = settings.data_dir;
-  config.artifacts_dir = settings.data_dir + "/artifacts";
-  auto dispatcher = std::make_shared<host::HostDispatcher>(std::move(config));
-
-  kernel::KernelOptions options;
-  options.cwd = settings.workspace;
-  options.python = settings.python;
-  options.worker_script = settings.repo_root + "/openai4s/kernel/worker.py";
-  options.repo_root = settings.repo_root;
-  if (settings.language == "r") {
-    // R prints a visible value itself (to the cell's stdout sink), as
-    // IRkernel's text output; its output comes back through host fifos.
-    options.mode = "r";
-    options.argv = settings.worker_argv;
-    options.capture_sinks = true;
-  } else {
-    options.last_value_as_result = true;
-  }
-  options.sandbox = std::make_shared<sandbox::KernelSandbox>(sandbox_settings_);
+  auto dispatcher =
+      host_hooks::front_door_dispatcher(store.value(), settings.workspace, settings.data_dir);
+  host_hooks::FrontDoorKernel kernel{settings.language,  settings.workspace, settings.python,
+                                     settings.repo_root, settings.data_dir,  settings.worker_argv};
+  auto options = host_hooks::front_door_kernel_options(kernel, sandbox_settings_);
 
   auto hooks = std::make_shared<NativeKernelHooks>(dispatcher, settings.host, frame_id.value());
   auto manager = std::make_unique<kernel::KernelManager>(std::move(options), hooks, nullptr);

@@ -9,6 +9,7 @@
 #include "base/paths.h"
 #include "base/random_id.h"
 #include "host/host_methods.h"
+#include "host_hooks/front_door.h"
 #include "sandbox/kernel_sandbox.h"
 
 namespace o4s::mcp {
@@ -203,32 +204,15 @@ Result<std::shared_ptr<Kernel>> KernelPool::describe_kernel(
 }
 
 kernel::KernelOptions KernelPool::kernel_options(const Kernel& kernel) const {
-  kernel::KernelOptions options;
-  options.cwd = kernel.workspace;
-  options.python = settings_.python;
-  options.worker_script = settings_.repo_root + "/openai4s/kernel/worker.py";
-  options.repo_root = settings_.repo_root;
-  options.hidden_paths = {settings_.data_dir};
-  if (kernel.language == "r") {
-    // R prints a visible value itself; its output comes through host fifos.
-    options.mode = "r";
-    options.argv = settings_.r_worker_argv;
-    options.capture_sinks = true;
-  } else {
-    options.last_value_as_result = true;
-  }
-  options.sandbox = std::make_shared<sandbox::KernelSandbox>(sandbox_settings_);
-  return options;
+  host_hooks::FrontDoorKernel spec{kernel.language,    kernel.workspace,
+                                   settings_.python,   settings_.repo_root,
+                                   settings_.data_dir, settings_.r_worker_argv};
+  return host_hooks::front_door_kernel_options(spec, sandbox_settings_);
 }
 
 // The kernel's own host dispatcher and manager, and its worker started.
 Status KernelPool::start_manager(Kernel& kernel) {
-  host::DispatcherConfig config;
-  config.store = store_;
-  config.workspace = kernel.workspace;
-  config.data_dir = settings_.data_dir;
-  config.artifacts_dir = settings_.data_dir + "/artifacts";
-  auto dispatcher = std::make_shared<host::HostDispatcher>(std::move(config));
+  auto dispatcher = host_hooks::front_door_dispatcher(store_, kernel.workspace, settings_.data_dir);
   kernel.hooks =
       std::make_shared<host_hooks::NativeKernelHooks>(dispatcher, settings_.host, kernel.frame_id);
   kernel.manager =
