@@ -40,22 +40,13 @@ HOST_TO_WORKER = frozenset(
         "input_reply",
     }
 )
-#: The host->worker types only the main loop consumes: a waiter that reads
-#: one hands it to the main loop (``channel.defer_request``).
-MAIN_LOOP_REQUESTS = frozenset(
-    {
-        "execute",
-        "inspect_variables",
-        "shutdown",
-        "stdout_request",
-        "complete",
-        "inspect",
-        "is_complete",
-    }
-)
 #: Answers to a worker's own request; one nobody waits for any more (its
 #: waiter was interrupted) is stale, and the main loop drops it.
 REPLIES = frozenset({"host_response", "host_ack", "input_reply"})
+#: The host->worker types only the main loop consumes (all but the
+#: handshake's and the replies): a waiter that reads one hands it to the
+#: main loop (``channel.defer_request``).
+MAIN_LOOP_REQUESTS = HOST_TO_WORKER - REPLIES - {"initialize"}
 
 # --- the decoder ---------------------------------------------------------------
 
