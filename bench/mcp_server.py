@@ -22,6 +22,7 @@ import tempfile
 import time
 
 from bench.side_by_side import (
+    ApiKernel,
     cold_start,
     format_seconds,
     machine_line,
@@ -96,25 +97,10 @@ class McpStdio:
             self.server.wait(timeout=60)
 
 
-class PythonApi:
-    name = "python-api"
+def _python_api_kernel(cwd):
+    from openai4s.kernel import Kernel
 
-    def start(self, cwd):
-        from openai4s.kernel import Kernel
-
-        self.kernel = Kernel(cwd=cwd)
-
-    def run(self, code):
-        result = self.kernel.execute(code)
-        if result["error"]:
-            raise RuntimeError(result["error"])
-        return result["stdout"]
-
-    def stop(self):
-        self.kernel.shutdown()
-
-    def close(self):
-        pass
+    return Kernel(cwd=cwd)
 
 
 def main(argv=None):
@@ -129,7 +115,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="o4s-mcp-bench-") as tmp:
         cwd = os.path.join(tmp, "work")
         os.makedirs(cwd)
-        systems = [McpStdio(os.path.join(tmp, "data")), PythonApi()]
+        systems = [McpStdio(os.path.join(tmp, "data")), ApiKernel("python-api", _python_api_kernel)]
         cold = {s.name: [] for s in systems}
         trips = {s.name: [] for s in systems}
         try:

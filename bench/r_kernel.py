@@ -21,6 +21,7 @@ import tempfile
 import time
 
 from bench.side_by_side import (
+    ApiKernel,
     cold_start,
     format_seconds,
     machine_line,
@@ -31,24 +32,6 @@ from bench.side_by_side import (
 
 ROUND_TRIP_TARGET = 0.1
 COLD_START_TARGET = 0.5
-
-
-class OpenAI4SR:
-    name = "openai4s-r"
-
-    def start(self, cwd):
-        from openai4s.kernel.r_kernel import spawn_r_kernel
-
-        self.kernel = spawn_r_kernel(cwd=cwd)
-
-    def run(self, code):
-        result = self.kernel.execute(code)
-        if result["error"]:
-            raise RuntimeError(result["error"])
-        return result["stdout"]
-
-    def stop(self):
-        self.kernel.shutdown()
 
 
 class IRkernel:
@@ -85,13 +68,19 @@ class IRkernel:
         self.km.shutdown_kernel(now=True)
 
 
+def _r_kernel(cwd):
+    from openai4s.kernel.r_kernel import spawn_r_kernel
+
+    return spawn_r_kernel(cwd=cwd)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m bench.r_kernel", description=__doc__)
     parser.add_argument("--rounds", type=int, default=5, help="cold starts per system")
     parser.add_argument("--cells", type=int, default=200, help="round trips per round")
     args = parser.parse_args(argv)
 
-    systems = [OpenAI4SR(), IRkernel()]
+    systems = [ApiKernel("openai4s-r", _r_kernel), IRkernel()]
     cold = {s.name: [] for s in systems}
     trips = {s.name: [] for s in systems}
     load_before = os.getloadavg()

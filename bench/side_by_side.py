@@ -11,6 +11,31 @@ from bench.rows import TIME
 from bench.stats import summarize
 
 
+class ApiKernel:
+    """A kernel of our own Python API as one system of a side-by-side run:
+    `spawn(cwd)` starts it (a Python `Kernel`, an R kernel, ...)."""
+
+    def __init__(self, name, spawn):
+        self.name = name
+        self._spawn = spawn
+        self.kernel = None
+
+    def start(self, cwd):
+        self.kernel = self._spawn(cwd)
+
+    def run(self, code):
+        result = self.kernel.execute(code)
+        if result["error"]:
+            raise RuntimeError(result["error"])
+        return result["stdout"]
+
+    def stop(self):
+        self.kernel.shutdown()
+
+    def close(self):
+        pass
+
+
 def median_p90(seconds):
     summary = summarize(TIME, seconds)
     return summary["median"], summary["p90"]
