@@ -17,9 +17,7 @@ import subprocess
 import sys
 import tempfile
 
-#: The directory holding the `openai4s` package (the worker's import root).
-#: Computed here rather than imported so `--help` never loads the C++ core.
-PACKAGE_SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from openai4s.cli.built_executables import PACKAGE_SOURCE_ROOT, find_built, is_executable
 
 #: kernelspec name and display name per worker language.
 KERNELS = {
@@ -39,19 +37,13 @@ class JupyterSetupError(RuntimeError):
 def find_executable(explicit=None):
     """The kernel executable: explicit, $OPENAI4S_JUPYTER_KERNEL, or the
     project's own build (`make setup` builds it when xeus-dev is present)."""
-    repo = os.path.dirname(PACKAGE_SOURCE_ROOT)
     if explicit:
-        if os.path.isfile(explicit) and os.access(explicit, os.X_OK):
+        if is_executable(explicit):
             return os.path.abspath(explicit)
         raise JupyterSetupError(f"not an executable: {explicit}")
-    candidates = [
-        os.environ.get("OPENAI4S_JUPYTER_KERNEL"),
-        os.path.join(repo, "build", "release", "apps", "jupyter_kernel", _EXECUTABLE_NAME),
-        shutil.which(_EXECUTABLE_NAME),
-    ]
-    for candidate in candidates:
-        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return os.path.abspath(candidate)
+    found = find_built(_EXECUTABLE_NAME, "jupyter_kernel", "OPENAI4S_JUPYTER_KERNEL")
+    if found:
+        return found
     raise JupyterSetupError(
         f"{_EXECUTABLE_NAME} was not found; build it with `make setup` "
         "(needs Debian's xeus-dev) or pass --executable"

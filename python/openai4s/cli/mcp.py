@@ -11,24 +11,16 @@ import os
 import shutil
 import sys
 
-from openai4s.cli.jupyter import PACKAGE_SOURCE_ROOT
+from openai4s.cli.built_executables import PACKAGE_SOURCE_ROOT, find_built, is_executable
 
 _EXECUTABLE_NAME = "openai4s-mcp"
 
 
 def find_executable(explicit=None):
     """The server: explicit, $OPENAI4S_MCP_SERVER, the project's build, or PATH."""
-    repo = os.path.dirname(PACKAGE_SOURCE_ROOT)
-    candidates = [
-        explicit,
-        os.environ.get("OPENAI4S_MCP_SERVER"),
-        os.path.join(repo, "build", "release", "apps", "mcp_server", _EXECUTABLE_NAME),
-        shutil.which(_EXECUTABLE_NAME),
-    ]
-    for candidate in candidates:
-        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return os.path.abspath(candidate)
-    return None
+    if is_executable(explicit):
+        return os.path.abspath(explicit)
+    return find_built(_EXECUTABLE_NAME, "mcp_server", "OPENAI4S_MCP_SERVER")
 
 
 def add_parser(commands):
