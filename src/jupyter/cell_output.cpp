@@ -15,26 +15,31 @@ nl::json object_or_empty(const nl::json& frame, const char* key) {
 
 }  // namespace
 
-CellOutput::CellOutput(xeus::xinterpreter& interpreter, int execution_count, bool silent,
-                       bool allow_stdin)
+CellOutput::CellOutput(xeus::xinterpreter& interpreter, StreamCoalescer& stdout_stream,
+                       int execution_count, bool silent, bool allow_stdin)
     : interpreter_(interpreter),
+      stdout_stream_(stdout_stream),
       execution_count_(execution_count),
       silent_(silent),
       allow_stdin_(allow_stdin) {}
 
+CellOutput::~CellOutput() { stdout_stream_.flush(); }
+
 Status CellOutput::deliver(const std::string& text) {
   streamed_stdout_ = true;
-  if (!silent_) interpreter_.publish_stream("stdout", text);
+  if (!silent_) stdout_stream_.add(text);
   return {};
 }
 
 Status CellOutput::deliver(const nl::json& bundle) {
   if (silent_) return {};
-  if (bundle.value("type", "") == proto::frame::kClearOutput) {
-    interpreter_.clear_output(bundle.value("wait", false));
-  } else {
-    display(bundle);
-  }
+  stdout_stream_.in_order([&] {
+    if (bundle.value("type", "") == proto::frame::kClearOutput) {
+      interpreter_.clear_output(bundle.value("wait", false));
+    } else {
+      display(bundle);
+    }
+  });
   return {};
 }
 
@@ -44,6 +49,8 @@ kernel::InputAnswer CellOutput::ask(const std::string& prompt, bool password) {
     answer.error = "no input channel: this client does not allow stdin (allow_stdin is false)";
     return answer;
   }
+  // What the cell printed before asking is shown before the prompt.
+  stdout_stream_.flush();
   answer.value = xeus::blocking_input_request(prompt, password);
   return answer;
 }
@@ -70,16 +77,15 @@ void CellOutput::display(const nl::json& frame) {
 
 void CellOutput::finish(const nl::json& response) {
   if (silent_) return;
-  if (!streamed_stdout_) {
-    std::string out = response.value("stdout", "");
-    if (!out.empty()) interpreter_.publish_stream("stdout", out);
-  }
-  std::string err = response.value("stderr", "");
-  if (!err.empty()) interpreter_.publish_stream("stderr", err);
-  if (result_) {
-    interpreter_.publish_execution_result(execution_count_, (*result_)["data"],
-                                          (*result_)["metadata"]);
-  }
+  if (!streamed_stdout_) stdout_stream_.add(response.value("stdout", ""));
+  stdout_stream_.in_order([&] {
+    std::string err = response.value("stderr", "");
+    if (!err.empty()) interpreter_.publish_stream("stderr", err);
+    if (result_) {
+      interpreter_.publish_execution_result(execution_count_, (*result_)["data"],
+                                            (*result_)["metadata"]);
+    }
+  });
 }
 
 }  // namespace o4s::jupyter

@@ -1,13 +1,16 @@
 // One execute_request's output on the Jupyter side: live stdout as
 // `stream` messages, the worker's display frames (contracts.md) as
 // display_data / update_display_data / clear_output / execute_result, and
-// input() as an input_request on the stdin channel.
+// input() as an input_request on the stdin channel. Live stdout goes
+// through the kernel's StreamCoalescer (fewer, larger stream messages);
+// everything else is published in order behind it.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <xeus/xinterpreter.hpp>
 
+#include "jupyter/stream_coalescer.h"
 #include "kernel/kernel_hooks.h"
 
 namespace o4s::jupyter {
@@ -16,7 +19,15 @@ class CellOutput : public kernel::ChunkSink,
                    public kernel::DisplaySink,
                    public kernel::InputSource {
  public:
-  CellOutput(xeus::xinterpreter& interpreter, int execution_count, bool silent, bool allow_stdin);
+  // `stdout_stream` publishes on `interpreter`'s stdout stream; it outlives
+  // the cell.
+  CellOutput(xeus::xinterpreter& interpreter, StreamCoalescer& stdout_stream, int execution_count,
+             bool silent, bool allow_stdin);
+  // Publishes what is still pending, so nothing of this cell comes after
+  // the messages that end it (the error, the reply, idle).
+  ~CellOutput() override;
+  CellOutput(const CellOutput&) = delete;
+  CellOutput& operator=(const CellOutput&) = delete;
 
   Status deliver(const std::string& text) override;
   // A display bundle ({data, metadata, display_id, update}) or a
@@ -27,11 +38,14 @@ class CellOutput : public kernel::ChunkSink,
   // After the response: what was not streamed (stderr; stdout only when no
   // chunk carried it) and the cell's result.
   void finish(const nl::json& response);
+  // Publishes the pending stdout now (before an error the cell ends with).
+  void flush() { stdout_stream_.flush(); }
 
  private:
   void display(const nl::json& frame);
 
   xeus::xinterpreter& interpreter_;
+  StreamCoalescer& stdout_stream_;
   int execution_count_;
   bool silent_;
   bool allow_stdin_;

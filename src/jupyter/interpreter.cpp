@@ -319,16 +319,23 @@ nl::json Interpreter::execute_cell(int execution_counter, const std::string& cod
     std::string warning = box ? box->status().warning : std::string();
     if (!warning.empty()) publish_stream("stderr", warning + "\n");
   }
-  CellOutput output(*this, shown_count, !shown, allow_stdin);
+  CellOutput output(*this, stdout_stream_, shown_count, !shown, allow_stdin);
   // An "ask" permission becomes a prompt on the client's stdin, only while
-  // a cell whose client allows stdin runs.
-  if (allow_stdin) hooks_->set_cell(ask_the_user);
+  // a cell whose client allows stdin runs; what the cell printed before it
+  // is shown first.
+  if (allow_stdin) {
+    hooks_->set_cell([this](const host::ApprovalRequest& request) {
+      stdout_stream_.flush();
+      return ask_the_user(request);
+    });
+  }
   auto result = manager_->execute(code, "user", std::nullopt, &output, &output, &output,
                                   cell_name(store_history && !silent, execution_counter));
   hooks_->set_cell({});
   if (!result) {
     // The worker died (or the protocol broke): this cell fails, and the
     // next request gets a fresh worker (ensure_worker above).
+    output.flush();
     std::string message = result.error().message;
     if (manager_->is_alive() && result.error().code != ErrorCode::kWorkerExited) {
       manager_->kill_worker();

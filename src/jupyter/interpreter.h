@@ -14,6 +14,7 @@
 #include <xeus/xinterpreter.hpp>
 
 #include "host/dispatcher.h"
+#include "jupyter/stream_coalescer.h"
 #include "kernel/kernel_manager.h"
 #include "sandbox/sandbox_settings.h"
 
@@ -145,6 +146,10 @@ class Interpreter : public xeus::xinterpreter {
   int side_cells_ = 0;  // cells not stored (silent, unstored, user expressions)
   // Set when a kernel_info was answered before the worker was up.
   std::atomic<bool> served_starting_banner_{false};
+  // Every cell's live stdout (stream_coalescer.h). Last, so it is
+  // destroyed (its flusher joined) first.
+  StreamCoalescer stdout_stream_{
+      [this](const std::string& text) { publish_stream("stdout", text); }};
 };
 
 }  // namespace o4s::jupyter
