@@ -66,3 +66,18 @@ def tree_memory(roots):
 
 def own_rss():
     return smaps_rollup(os.getpid())["rss"]
+
+
+def tree_cpu(roots):
+    """User + system CPU seconds of the roots' process trees so far (live
+    processes only: a child that already exited is not counted)."""
+    ticks = 0
+    for pid in descendants(roots):
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                text = stat.read()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2 :].split()
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")

@@ -35,6 +35,7 @@ jupyter_packages=(xeus-dev cppzmq-dev python3-jupyter-client jupyter-client jupy
 test_packages=(
   tmux python3-pytest python3-pytest-xdist libbenchmark-dev black clang-format
   python3-ipykernel python3-jupyter-kernel-test python3-nbclient python3-nbconvert
+  r-cran-irkernel
   jupyter-notebook chromium
   slurmctld slurmd slurm-client munge
 )
