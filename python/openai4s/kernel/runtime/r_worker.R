@@ -13,6 +13,20 @@
 # and which is locked before the loop starts: a cell that rebinds `cat`,
 # `paste` or `.oai4s_worker` in the global environment cannot change what
 # the loop calls.
+#
+# Rscript hands this file to R's console reader, which parses a top-level
+# expression again from its start after every line it adds: reading the
+# worker's one long expression below that way cost about 0.5 s of CPU, most
+# of the worker's start (parse() reads the whole file in a few ms). So this
+# first, short expression parses the file at once, evaluates what follows
+# it, and ends R before the console reader gets further. base::quit: the
+# worker's guard (below) refuses the bare name.
+local({
+  self <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[[1L]])
+  exprs <- parse(self, keep.source = FALSE, encoding = "UTF-8")
+  for (expr in as.list(exprs)[-1L]) eval(expr, globalenv())
+  base::quit(save = "no", status = 0L)
+})
 
 local(envir = new.env(parent = baseenv()), {
   W <- environment()
@@ -259,9 +273,8 @@ local(envir = new.env(parent = baseenv()), {
   # `tracer` runs first in base's `what`, in the function's own frame (it
   # sees and may change the arguments), for every caller: base's bindings
   # are its namespace's too. This is what trace(what, tracer, where =
-  # baseenv()) installs, without its class: trace() costs the worker's
-  # start about 80 ms of CPU (its first uses set up methods' tracing
-  # classes), this well under one.
+  # baseenv()) installs, without its class and its set-up of methods'
+  # tracing classes (10-20 ms of the worker's start for the six).
   W$prepend_to_base <- function(what, tracer) {
     original <- get(what, envir = baseenv(), inherits = FALSE)
     traced <- original
