@@ -108,6 +108,36 @@ def _warm_rows(kernel_name, cwd, cells):
     return trips, printed, flood_s, clean, interrupt_s, client_cpu, kernel_cpu
 
 
+def _ratio_rows(data):
+    """Prints and returns each timed row: medians, p90s, the ratio, the target."""
+    rows = []
+    for metric, label in (
+        ("cold_start", "cold start (start -> `1+1`)"),
+        ("pass_round_trip", "`pass` round trip"),
+        ("print_round_trip", "`print('hello')` round trip"),
+        ("stdout_20m", "stdout 20 M chars -> result"),
+    ):
+        ours, theirs = median_p90(data["openai4s"][metric]), median_p90(data["ipykernel"][metric])
+        ratio = ours[0] / theirs[0]
+        met = ratio <= TARGETS[metric]
+        rows.append(
+            {
+                "metric": metric,
+                "openai4s": ours,
+                "ipykernel": theirs,
+                "ratio": ratio,
+                "target": TARGETS[metric],
+                "met": met,
+            }
+        )
+        print(
+            f"{label:30s} openai4s {format_seconds(ours[0])} / {format_seconds(ours[1])}   "
+            f"ipykernel {format_seconds(theirs[0])} / {format_seconds(theirs[1])}   "
+            f"{ratio:.3f}x (<= {TARGETS[metric]}x: {'met' if met else 'NOT met'})"
+        )
+    return rows
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m bench.jupyter_kernel", description=__doc__)
     parser.add_argument("--rounds", type=int, default=5)
@@ -151,31 +181,7 @@ def main(argv=None):
                 interrupt_latency[name].append(latency)
     load_after = os.getloadavg()
 
-    rows = []
-    for metric, label in (
-        ("cold_start", "cold start (start -> `1+1`)"),
-        ("pass_round_trip", "`pass` round trip"),
-        ("print_round_trip", "`print('hello')` round trip"),
-        ("stdout_20m", "stdout 20 M chars -> result"),
-    ):
-        ours, theirs = median_p90(data["openai4s"][metric]), median_p90(data["ipykernel"][metric])
-        ratio = ours[0] / theirs[0]
-        met = ratio <= TARGETS[metric]
-        rows.append(
-            {
-                "metric": metric,
-                "openai4s": ours,
-                "ipykernel": theirs,
-                "ratio": ratio,
-                "target": TARGETS[metric],
-                "met": met,
-            }
-        )
-        print(
-            f"{label:30s} openai4s {format_seconds(ours[0])} / {format_seconds(ours[1])}   "
-            f"ipykernel {format_seconds(theirs[0])} / {format_seconds(theirs[1])}   "
-            f"{ratio:.3f}x (<= {TARGETS[metric]}x: {'met' if met else 'NOT met'})"
-        )
+    rows = _ratio_rows(data)
     for name, _ in _SYSTEMS:
         clean = data[name]["clean"]
         latency = statistics.median(interrupt_latency[name])
