@@ -11,7 +11,7 @@ scancel, the job's record). No second launcher: this file only relays.
 The pipe carries one JSON object per line. Requests on stdin:
 
     {"op": "start", "kernel_name": K, "cwd": DIR}
-    {"op": "execute", "code": C}      (one at a time)
+    {"op": "execute", "code": C}      (one at a time; others wait for it)
     {"op": "interrupt"}                (while a cell runs; no answer)
     {"op": "restart"}
     {"op": "shutdown"}                 (also at end of input: no job outlives
@@ -26,7 +26,7 @@ Logs go to stderr.
 """
 
 import json
-import os
+import queue
 import sys
 import threading
 import time
@@ -34,6 +34,8 @@ import time
 _OUT = threading.Lock()
 #: Seconds between checks that the job still runs while a cell does.
 _ALIVE_EVERY = 1.0
+#: Seconds a running cell waits for output before it looks for requests.
+_POLL = 0.1
 
 
 def send(message):
@@ -43,10 +45,21 @@ def send(message):
 
 
 class Bridge:
-    def __init__(self):
+    """Every jupyter_client call happens on the main thread (its sync
+    wrappers each run an event loop of the calling thread; the provisioner's
+    Slurm commands are subprocesses of that loop): a reader thread only
+    queues the requests."""
+
+    def __init__(self, requests):
+        self.requests = requests
         self.km = None
         self.kc = None
-        self.cell = None  # the running cell's thread
+        self.deferred = []  # requests that came while a cell ran
+
+    def next_request(self):
+        if self.deferred:
+            return self.deferred.pop(0)
+        return self.requests.get()
 
     def start(self, request):
         from jupyter_client.manager import KernelManager
@@ -68,64 +81,69 @@ class Bridge:
         return {"job_id": provisioner.job_id, "record": provisioner.record}
 
     def restart(self):
-        self._wait_for_cell()
         self.km.restart_kernel(now=True)
         self._connect()
         return {"op": "restarted", **self._where()}
 
     def shutdown(self):
         if self.km is not None and self.km.has_kernel:
-            if self.cell is not None:
-                self.km.interrupt_kernel()
-            self._wait_for_cell()
             if self.kc is not None:
                 self.kc.stop_channels()
-            self.km.shutdown_kernel(now=self.cell is not None)
+            self.km.shutdown_kernel()
         return {"op": "shut_down"}
 
-    def _wait_for_cell(self):
-        if self.cell is not None:
-            self.cell.join()
-            self.cell = None
+    def interrupt(self):
+        if self.km is not None and self.km.has_kernel:
+            self.km.interrupt_kernel()
 
     def execute(self, code):
-        self._wait_for_cell()
-        self.cell = threading.Thread(target=self._run_cell, args=(code,), daemon=True)
-        self.cell.start()
-
-    def _run_cell(self, code):
         try:
-            response = Cell(self.km, self.kc).run(code)
+            response = Cell(self).run(code)
         except Exception as error:  # the job ended, the channel broke
             response = {"stdout": "", "error": f"KernelDied: {error}"}
-        send({"op": "done", "response": response})
+        return {"op": "done", "response": response}
+
+    def take_requests_while_running(self):
+        """Interrupts now; anything else waits for the cell, which is
+        interrupted so that it comes soon (end of input included)."""
+        while True:
+            try:
+                request = self.requests.get_nowait()
+            except queue.Empty:
+                return
+            self.interrupt()
+            if request is not None and request.get("op") == "interrupt":
+                continue
+            self.deferred.append(request)
 
 
 class Cell:
     """One execute_request: its output relayed as it comes, then the
     response in the C++ kernel manager's shape."""
 
-    def __init__(self, km, kc):
-        self.km, self.kc = km, kc
+    def __init__(self, bridge):
+        self.bridge = bridge
         self.out = {"stdout": [], "stderr": []}
         self.error = None
         self.interrupted = False
 
     def run(self, code):
-        msg_id = self.kc.execute(code, allow_stdin=False)
+        km, kc = self.bridge.km, self.bridge.kc
+        msg_id = kc.execute(code, allow_stdin=False)
         idle = False
         checked = time.monotonic()
         while not idle:
             try:
-                msg = self.kc.get_iopub_msg(timeout=_ALIVE_EVERY)
-            except Exception:  # queue.Empty: nothing yet
+                msg = kc.get_iopub_msg(timeout=_POLL)
+            except queue.Empty:
                 msg = None
             if msg is not None and msg["parent_header"].get("msg_id") == msg_id:
                 idle = self._take(msg)
-            if time.monotonic() - checked >= _ALIVE_EVERY:
+            self.bridge.take_requests_while_running()
+            if not idle and time.monotonic() - checked >= _ALIVE_EVERY:
                 checked = time.monotonic()
-                if not self.km.is_alive():
-                    reason = getattr(self.km.provisioner, "exit_reason", None) or "it ended"
+                if not km.is_alive():
+                    reason = getattr(km.provisioner, "exit_reason", None) or "it ended"
                     raise RuntimeError(f"the kernel's Slurm job is gone: {reason}")
         return {
             "stdout": "".join(self.out["stdout"]),
@@ -161,12 +179,9 @@ def handle(bridge, request):
     if op == "start":
         return bridge.start(request)
     if op == "execute":
-        bridge.execute(request.get("code", ""))
-        return None
+        return bridge.execute(request.get("code", ""))
     if op == "interrupt":
-        if bridge.km is not None:
-            bridge.km.interrupt_kernel()
-        return None
+        return None  # no cell runs: nothing to interrupt
     if op == "restart":
         return bridge.restart()
     if op == "shutdown":
@@ -174,16 +189,25 @@ def handle(bridge, request):
     return {"op": "failed", "error": f"unknown op {op!r}"}
 
 
+def read_requests(requests):
+    for line in sys.stdin:
+        try:
+            requests.put(json.loads(line))
+        except ValueError:
+            requests.put({"op": "unreadable"})
+    requests.put(None)  # end of input
+
+
 def main():
-    bridge = Bridge()
+    requests = queue.Queue()
+    threading.Thread(target=read_requests, args=(requests,), daemon=True).start()
+    bridge = Bridge(requests)
     try:
-        for line in sys.stdin:
+        while (request := bridge.next_request()) is not None:
             try:
-                request = json.loads(line)
                 answer = handle(bridge, request)
             except Exception as error:
                 answer = {"op": "failed", "error": f"{type(error).__name__}: {error}"}
-                request = {}
             if answer is not None:
                 send(answer)
             if request.get("op") == "shutdown":
@@ -194,5 +218,4 @@ def main():
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("PYTHONUNBUFFERED", "1")
     sys.exit(main())
