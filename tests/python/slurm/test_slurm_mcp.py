@@ -137,6 +137,9 @@ def test_interrupt_and_restart_reach_the_job(slurm_mcp):
     done = client.ok("get_execution", execution_id=running["execution_id"], wait_s=60)
     assert done["status"] == "interrupted"
     assert client.ok("execute", kernel_id=kernel, code="print(y)")["stdout"] == "kept\n"
+    # A cell's timeout_s interrupts it the same way.
+    late = client.ok("execute", kernel_id=kernel, code="import time\ntime.sleep(60)", timeout_s=2)
+    assert late["status"] == "timeout"
 
     assert client.ok("restart_kernel", kernel_id=kernel)["restarted"]
     second = client.ok("list_kernels")["kernels"][0]["job_id"]
@@ -154,3 +157,17 @@ def test_a_server_without_slurm_refuses_the_engine_clearly(slurm_mcp):
     refused = client.tool("create_kernel", engine="slurm")
     assert refused["isError"] and "--slurm" in refused["content"][0]["text"]
     assert client.close() == 0
+
+
+def test_a_job_slurm_ended_is_a_dead_kernel_with_the_reason(slurm_mcp):
+    client = slurm_mcp("--slurm")
+    created = client.ok("create_kernel", engine="slurm")
+    subprocess.run(["scancel", created["job_id"]], check=True)
+    wait_for(lambda: created["job_id"] not in active_jobs(), 30, "the job ends")
+    dead = client.ok("execute", kernel_id=created["kernel_id"], code="print(1)")
+    assert dead["status"] == "error"
+    assert f"Slurm job {created['job_id']}" in dead["error"]["evalue"]
+    assert "CANCELLED" in dead["error"]["evalue"]
+    assert client.ok("shutdown_kernel", kernel_id=created["kernel_id"])["shut_down"]
+    assert client.close() == 0
+    assert client.env.leftovers() == []
