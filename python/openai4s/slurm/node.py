@@ -105,6 +105,16 @@ def main(argv):
     handoff.write_private(os.path.join(directory, handoff.CONNECTION), info)
     job_id = os.environ.get("SLURM_JOB_ID", "")
     shipper = store_shipper(launch, job_id)
+    try:
+        return run_kernel(command, info, directory, job_id, shipper)
+    finally:
+        if shipper is not None:
+            shipper.finish()
+
+
+def run_kernel(command, info, directory, job_id, shipper):
+    """Starts the kernel, reports it in ready.json, and waits for its end;
+    returns its exit status (128 + N for signal N, as a shell says)."""
     env = dict(os.environ)
     if shipper is not None:
         env["OPENAI4S_DATA_DIR"] = shipper.data_dir
@@ -123,8 +133,6 @@ def main(argv):
         shipper.start()
     handoff.write_private(os.path.join(directory, handoff.READY), public)
     code = kernel.wait()
-    if shipper is not None:
-        shipper.finish()
     return code if code >= 0 else 128 - code
 
 
