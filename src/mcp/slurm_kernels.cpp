@@ -196,6 +196,7 @@ Result<std::shared_ptr<Execution>> SlurmKernel::execute(const std::string& code,
     return make_error(ErrorCode::kNotAlive, "the Slurm kernel's bridge is gone");
   }
   if (timeout_s) {
+    std::lock_guard guard(deadline_mutex_);
     if (deadline_.joinable()) deadline_.join();
     deadline_ = std::thread([this, execution, t = *timeout_s] { watch_deadline(execution, t); });
   }
@@ -224,6 +225,7 @@ void SlurmKernel::close() {
   to_bridge_.reset();
   if (!process_->wait_exit(kShutdownWait)) process_->kill_group();
   if (reader_.joinable()) reader_.join();
+  std::lock_guard guard(deadline_mutex_);
   if (deadline_.joinable()) deadline_.join();
   process_.reset();
 }

@@ -84,7 +84,8 @@ class SlurmKernel {
   std::string state_ = "starting";
   int cells_run_ = 0;
   std::string last_used_;
-  std::mutex call_mutex_;  // one call() at a time
+  std::mutex call_mutex_;      // one call() at a time
+  std::mutex deadline_mutex_;  // guards deadline_ (two executes may race to it)
 };
 
 class SlurmKernels {
