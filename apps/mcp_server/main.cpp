@@ -29,6 +29,8 @@ struct Flags {
   std::string token_file;
   bool allow_remote = false;
   std::vector<std::string> allowed_origins;
+  std::string engine = "local";  // create_kernel's engine when none is named
+  bool slurm = false;            // engine "slurm" may be asked for
 };
 
 const char* kUsage =
@@ -52,6 +54,9 @@ const char* kUsage =
     "                           with a random token when missing; default <data dir>/mcp-token)\n"
     "  --allow-origin ORIGIN    an Origin accepted besides the loopback ones (repeatable)\n"
     "  --allow-remote           let --http bind an address other than loopback\n"
+    "  --slurm                  create_kernel may ask for engine \"slurm\": a kernel as a Slurm\n"
+    "                           job, through the openai4s-{python,r}-slurm kernelspecs\n"
+    "  --engine local|slurm     create_kernel's engine when it names none (default: local)\n"
     "  -h, --help               this text\n";
 
 std::string env_or(const char* name, const std::string& fallback) {
@@ -110,6 +115,11 @@ bool parse_flags(int argc, char** argv, Flags& flags) {
       flags.allowed_origins.push_back(value);
     } else if (arg == "--allow-remote") {
       flags.allow_remote = true;
+    } else if (arg == "--slurm") {
+      flags.slurm = true;
+    } else if (arg == "--engine") {
+      ok = take() && (value == "local" || value == "slurm");
+      flags.engine = value;
     } else if (arg == "--max-kernels") {
       ok = take() && parse_number(value, 1, number);
       pool.max_kernels = static_cast<std::size_t>(number);
@@ -152,6 +162,7 @@ void watch_signals(sigset_t set, o4s::mcp::KernelPool* pool, o4s::mcp::McpServer
   }
   std::fprintf(stderr, "openai4s-mcp: signal %d: shutting every kernel down\n", signo);
   pool->shutdown_all();
+  server->shutdown_slurm_kernels();
   server->drain_for_exit(std::chrono::seconds(5));
   std::_Exit(0);
 }
@@ -230,10 +241,16 @@ int main(int argc, char** argv) {
     return 1;
   }
   o4s::mcp::McpServer server(*pool.value(), o4s::mcp::ServerInfo{});
+  if (flags.slurm || flags.engine == "slurm") {
+    const auto& p = flags.pool;
+    server.use_slurm({p.python, p.repo_root, p.data_dir, p.workspace_root},
+                     flags.engine == "slurm");
+  }
   std::thread(watch_signals, set, pool.value().get(), &server).detach();
   if (!flags.http.empty()) {
     int status = serve_http(flags, server);
     pool.value()->shutdown_all();
+    server.shutdown_slurm_kernels();
     return status;
   }
   auto session = std::make_shared<o4s::mcp::Session>(o4s::mcp::line_writer(protocol_fd));
@@ -241,6 +258,7 @@ int main(int argc, char** argv) {
   // End of input: the client is gone. Its cells are interrupted (the
   // session's close), every kernel is shut down, the calls then end.
   pool.value()->shutdown_all();
+  server.shutdown_slurm_kernels();
   server.wait_for_calls();
   return 0;
 }

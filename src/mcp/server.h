@@ -21,6 +21,7 @@
 #include "mcp/protocol_era.h"
 #include "mcp/resources.h"
 #include "mcp/session.h"
+#include "mcp/slurm_kernels.h"
 
 namespace o4s::mcp {
 
@@ -68,6 +69,10 @@ class McpServer {
   // At a signal: waits a bounded time for the calls to answer (their
   // kernels are shut down already) and for their audit rows to be written.
   void drain_for_exit(std::chrono::milliseconds timeout);
+  // Kernels on Slurm (slurm_tools.cpp): create_kernel's engine "slurm"
+  // starts one; `by_default` makes it the engine when none is named.
+  void use_slurm(SlurmSettings settings, bool by_default);
+  void shutdown_slurm_kernels();
 
  private:
   using Method = std::function<Reply(const std::shared_ptr<Session>&, const Incoming&)>;
@@ -111,6 +116,12 @@ class McpServer {
   void audit_tool_call(const std::shared_ptr<Session>& session, const std::string& tool,
                        const Json& arguments, const Json& result);
   host::Approver approver_for(const ToolCall& call, const std::shared_ptr<Kernel>& kernel);
+  // A Slurm kernel's tool call (slurm_tools.cpp), or nullopt when
+  // `kernel_id` names none (the local pool's then).
+  std::optional<Json> slurm_tool(const std::string& tool, ToolCall& call);
+  Json slurm_create_kernel(ToolCall& call);
+  Json slurm_execute(const std::shared_ptr<SlurmKernel>& kernel, ToolCall& call);
+  bool slurm_engine(const ToolCall& call) const;
 
   KernelPool& pool_;
   ServerInfo info_;
@@ -118,6 +129,8 @@ class McpServer {
   AuditLog audit_;
   std::map<std::string, MethodEntry> methods_;
   std::map<std::string, Tool> tools_;
+  std::unique_ptr<SlurmKernels> slurm_;
+  bool slurm_by_default_ = false;
 
   std::mutex audit_mutex_;  // one connection frame, made once
   std::mutex calls_mutex_;
@@ -127,5 +140,7 @@ class McpServer {
 
 // A tools/call result that is a tool error the agent can act on.
 Json tool_error(const std::string& message);
+// A tools/call result: `structured`, also as its text.
+Json ok_result(Json structured);
 
 }  // namespace o4s::mcp

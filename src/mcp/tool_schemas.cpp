@@ -15,11 +15,13 @@ constexpr const char* kTools = R"json([
  "inputSchema": {"type": "object", "additionalProperties": false,
   "properties": {
    "language": {"type": "string", "enum": ["python", "r"], "default": "python"},
-   "workspace": {"type": "string", "description": "Directory the kernel works in (under the server's --workspace-root); default: a fresh one."}}},
+   "workspace": {"type": "string", "description": "Directory the kernel works in (under the server's --workspace-root); default: a fresh one."},
+   "engine": {"type": "string", "enum": ["local", "slurm"], "description": "Where the kernel runs: on this machine, or as a Slurm job (a server started with --slurm); default: the server's --engine."}}},
  "outputSchema": {"type": "object",
   "properties": {
    "kernel_id": {"type": "string"}, "language": {"type": "string"},
-   "workspace": {"type": "string"}, "sandbox": {"type": "object"}},
+   "workspace": {"type": "string"}, "sandbox": {"type": "object"},
+   "engine": {"type": "string"}, "job_id": {"type": "string"}},
   "required": ["kernel_id", "language", "workspace", "sandbox"]}},
 {"name": "list_kernels",
  "description": "List this server's kernels: id, language, state (idle, busy, dead), created, last used, cells run, workspace.",

@@ -39,11 +39,6 @@ std::string elicited_decision(const Json& answer) {
   return decision != content->end() && decision->is_string() ? decision->get<std::string>() : "";
 }
 
-Json ok_result(Json structured) {
-  return Json{{"content", Json::array({Json{{"type", "text"}, {"text", structured.dump(1)}}})},
-              {"structuredContent", std::move(structured)}};
-}
-
 // The elicitation for one approval: the shared rendering (controls, bidi
 // and invisible characters escaped, a long target cut visibly), "always"
 // only for a target shown whole and verbatim.
@@ -157,6 +152,11 @@ void report_progress(ToolCall& call, Execution& execution, long long progress) {
 
 }  // namespace
 
+Json ok_result(Json structured) {
+  return Json{{"content", Json::array({Json{{"type", "text"}, {"text", structured.dump(1)}}})},
+              {"structuredContent", std::move(structured)}};
+}
+
 void McpServer::register_tools() {
   tools_["create_kernel"] = [this](ToolCall& c) { return create_kernel(c); };
   tools_["list_kernels"] = [this](ToolCall& c) { return list_kernels(c); };
@@ -171,6 +171,7 @@ void McpServer::register_tools() {
 }
 
 Json McpServer::create_kernel(ToolCall& call) {
+  if (slurm_engine(call)) return slurm_create_kernel(call);
   std::string language = call.arguments.value("language", "python");
   std::optional<std::string> workspace;
   if (call.arguments.contains("workspace")) workspace = call.arguments["workspace"];
@@ -183,10 +184,17 @@ Json McpServer::create_kernel(ToolCall& call) {
                         {"sandbox", pool_.sandbox_description(kernel)}});
 }
 
-Json McpServer::list_kernels(ToolCall&) { return ok_result(Json{{"kernels", pool_.list()}}); }
+Json McpServer::list_kernels(ToolCall&) {
+  Json kernels = pool_.list();
+  if (slurm_) {
+    for (auto& row : slurm_->list()) kernels.push_back(std::move(row));
+  }
+  return ok_result(Json{{"kernels", std::move(kernels)}});
+}
 
 Json McpServer::shutdown_kernel(ToolCall& call) {
   std::string id = call.arguments["kernel_id"];
+  if (auto remote = slurm_tool("shutdown_kernel", call)) return *remote;
   if (!pool_.find(id)) return tool_error(unknown_kernel(id));
   if (auto done = pool_.shutdown(id); !done) return tool_error(done.error().message);
   return ok_result(Json{{"kernel_id", id}, {"shut_down", true}});
@@ -194,6 +202,7 @@ Json McpServer::shutdown_kernel(ToolCall& call) {
 
 Json McpServer::restart_kernel(ToolCall& call) {
   std::string id = call.arguments["kernel_id"];
+  if (auto remote = slurm_tool("restart_kernel", call)) return *remote;
   if (!pool_.find(id)) return tool_error(unknown_kernel(id));
   if (auto done = pool_.restart(id); !done) {
     return tool_error("restart_kernel: " + done.error().message);
@@ -208,6 +217,7 @@ host::Approver McpServer::approver_for(const ToolCall& call,
 
 Json McpServer::execute(ToolCall& call) {
   std::string id = call.arguments["kernel_id"];
+  if (auto remote = slurm_tool("execute", call)) return *remote;
   auto kernel = pool_.find(id);
   if (!kernel) return tool_error(unknown_kernel(id));
   std::optional<double> timeout_s;
@@ -307,6 +317,7 @@ Json McpServer::resume_execution(ToolCall& call, const std::string& tool) {
 Json McpServer::get_execution(ToolCall& call) {
   std::string id = call.arguments["execution_id"];
   auto execution = pool_.find_execution(id);
+  if (!execution && slurm_) execution = slurm_->find_execution(id);
   if (!execution) {
     return tool_error("unknown execution_id '" + id +
                       "': the server keeps the newest 256 executions; execute returns the id");
@@ -318,6 +329,7 @@ Json McpServer::get_execution(ToolCall& call) {
 
 Json McpServer::interrupt(ToolCall& call) {
   std::string id = call.arguments["kernel_id"];
+  if (auto remote = slurm_tool("interrupt", call)) return *remote;
   auto kernel = pool_.find(id);
   if (!kernel) return tool_error(unknown_kernel(id));
   std::string running;
@@ -334,6 +346,7 @@ Json McpServer::interrupt(ToolCall& call) {
 
 Json McpServer::list_variables(ToolCall& call) {
   std::string id = call.arguments["kernel_id"];
+  if (auto remote = slurm_tool("list_variables", call)) return *remote;
   auto kernel = pool_.find(id);
   if (!kernel) return tool_error(unknown_kernel(id));
   auto answer = kernel->manager->inspect_variables(200);
@@ -351,6 +364,7 @@ Json McpServer::list_variables(ToolCall& call) {
 
 Json McpServer::read_file(ToolCall& call) {
   std::string id = call.arguments["kernel_id"];
+  if (auto remote = slurm_tool("read_file", call)) return *remote;
   auto kernel = pool_.find(id);
   if (!kernel) return tool_error(unknown_kernel(id));
   auto read = read_workspace_file(kernel->workspace, kernel->workspace_id, call.arguments["path"],
@@ -368,6 +382,7 @@ Json McpServer::read_file(ToolCall& call) {
 
 Json McpServer::write_file(ToolCall& call) {
   std::string id = call.arguments["kernel_id"];
+  if (auto remote = slurm_tool("write_file", call)) return *remote;
   auto kernel = pool_.find(id);
   if (!kernel) return tool_error(unknown_kernel(id));
   std::string content = call.arguments["content"];

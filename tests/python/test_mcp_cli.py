@@ -56,6 +56,9 @@ def test_server_argv_hands_every_option_on(tmp_path):
             "--allow-origin",
             "https://app.example",
             "--allow-remote",
+            "--slurm",
+            "--engine",
+            "slurm",
         ]
     )
     argv = mcp.server_argv(args)
@@ -69,6 +72,7 @@ def test_server_argv_hands_every_option_on(tmp_path):
     assert pairs["--token-file"] == str(tmp_path / "token")
     assert pairs["--allow-origin"] == "https://app.example"
     assert "--allow-remote" in argv
+    assert "--slurm" in argv and pairs["--engine"] == "slurm"
 
 
 def test_unknown_server_options_are_refused():

@@ -119,6 +119,12 @@ def _add_audit(commands):
     audit.add_argument("--tool", default=None, help="only calls of this method, e.g. bash")
     audit.add_argument("--json", action="store_true", help="one JSON object per line")
     audit.add_argument(
+        "--job",
+        default=None,
+        metavar="ID",
+        help="only the record of this Slurm job (<data dir>/slurm-jobs/ID)",
+    )
+    audit.add_argument(
         "--all",
         action="store_true",
         help="every stored row, including each step of a host.bash",
@@ -156,6 +162,7 @@ def main(argv=None):
             method=args.tool,
             as_json=args.json,
             everything=args.all,
+            job=args.job,
         )
     if args.command == "jupyter":
         from openai4s.cli import jupyter

@@ -11,6 +11,12 @@ One `host.bash` is four calls between the worker and the host (authorize,
 consume, record, and the result row "bash"); the log shows it as one row:
 the decision when it was refused, else the result with its exit code.
 `--all` shows every stored row as it is.
+
+Kernels that ran as Slurm jobs kept their stores on their nodes (SQLite's
+locking does not hold across hosts) and copied them to
+`<data dir>/slurm-jobs/<job id>/openai4s.db` (openai4s.slurm.records): the
+log merges those records with the local store's rows, and says which job
+each row came from (`--job ID` shows one job's).
 """
 
 import json
@@ -22,6 +28,9 @@ from pathlib import Path
 
 #: Columns of the table printed for each row, in order.
 _HEADERS = ("time", "tool", "what", "decided by", "outcome")
+#: Under the data dir: one copied store per Slurm job (openai4s.slurm.records).
+_JOBS_DIR = "slurm-jobs"
+_STORE = "openai4s.db"
 #: Characters of the "what" column (the stored summary is longer).
 _WHAT_CHARS = 70
 
@@ -141,7 +150,12 @@ def _shorten(text, width):
 
 
 def format_calls(calls):
-    """A plain-text table, newest first as listed."""
+    """A plain-text table, newest first as listed; with a "where" column
+    when the rows come from more than one store."""
+    headers = _HEADERS
+    where = len({call.get("where") for call in calls}) > 1
+    if where:
+        headers = _HEADERS + ("where",)
     rows = [
         (
             _format_time(call["time"]),
@@ -150,22 +164,61 @@ def format_calls(calls):
             call["decided_by"],
             call["outcome"],
         )
+        + ((call.get("where") or "local",) if where else ())
         for call in calls
     ]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_HEADERS)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(_HEADERS, widths)).rstrip()]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
     return "\n".join(lines) + "\n"
 
 
+def stores(data_dir, job=None):
+    """(where, path) of every store to read: the local one (if any) and each
+    Slurm job's record, or only job `job`'s."""
+    data_dir = Path(data_dir)
+    found = []
+    if job is None and (data_dir / _STORE).is_file():
+        found.append((None, data_dir / _STORE))
+    jobs = data_dir / _JOBS_DIR
+    if jobs.is_dir():
+        for record in sorted(jobs.iterdir(), key=lambda p: p.name):
+            if (job is None or record.name == job) and (record / _STORE).is_file():
+                found.append((f"slurm job {record.name}", record / _STORE))
+    if not found:
+        what = (
+            f"no record of Slurm job {job} in {jobs}" if job else f"no store at {data_dir / _STORE}"
+        )
+        raise FileNotFoundError(f"{what} (has a dispatcher run with this data dir?)")
+    return found
+
+
+def all_recent_calls(data_dir, *, limit=20, job=None, **filters):
+    """The newest `limit` rows over every store, newest first."""
+    calls = []
+    for where, path in stores(data_dir, job):
+        for call in recent_calls(path, limit=limit, **filters):
+            call["where"] = where
+            calls.append(call)
+    calls.sort(key=lambda call: call["time"], reverse=True)
+    return calls[:limit]
+
+
 def run_audit(
-    data_dir=None, *, limit=20, frame_id=None, method=None, as_json=False, everything=False
+    data_dir=None,
+    *,
+    limit=20,
+    frame_id=None,
+    method=None,
+    as_json=False,
+    everything=False,
+    job=None,
 ):
     """Print the recent calls; returns the exit status."""
-    db_path = Path(data_dir or default_data_dir()) / "openai4s.db"
+    data_dir = Path(data_dir or default_data_dir())
     try:
-        calls = recent_calls(
-            db_path, limit=limit, frame_id=frame_id, method=method, everything=everything
+        calls = all_recent_calls(
+            data_dir, limit=limit, job=job, frame_id=frame_id, method=method, everything=everything
         )
     except (FileNotFoundError, sqlite3.Error) as exc:
         print(f"openai4s audit: {exc}", file=sys.stderr)
@@ -176,5 +229,5 @@ def run_audit(
     elif calls:
         sys.stdout.write(format_calls(calls))
     else:
-        print(f"no host calls recorded in {db_path}")
+        print(f"no host calls recorded in {data_dir}")
     return 0

@@ -83,6 +83,17 @@ def add_parser(commands):
         action="store_true",
         help="let --http bind an address other than loopback",
     )
+    mcp.add_argument(
+        "--slurm",
+        action="store_true",
+        help='create_kernel may ask for engine "slurm": the kernel runs as a Slurm job '
+        "(kernelspecs from `openai4s jupyter install --slurm`)",
+    )
+    mcp.add_argument(
+        "--engine",
+        choices=("local", "slurm"),
+        help="create_kernel's engine when it names none (default: local)",
+    )
     return mcp
 
 
@@ -113,6 +124,10 @@ def server_argv(args):
         argv += ["--allow-origin", origin]
     if args.allow_remote:
         argv.append("--allow-remote")
+    if args.slurm:
+        argv.append("--slurm")
+    if args.engine:
+        argv += ["--engine", args.engine]
     from openai4s.kernel.r_kernel import find_rscript, r_argv
 
     try:

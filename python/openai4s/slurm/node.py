@@ -4,8 +4,16 @@
 
 Reads the launcher's private `launch.json` (the key), chooses five free
 ports on this node's address, writes the kernel's 0600 connection file,
-reports the ports in `ready.json` and then becomes the kernel (exec), so
-the job's process is the kernel and Slurm's signals reach it directly.
+starts the kernel with a data directory of its own on the node (`records`:
+SQLite's locking holds there), reports the ports in `ready.json`, copies
+the store to the launcher's data directory while the kernel runs and once
+after it ended, and exits with the kernel's status.
+
+Slurm's signals reach the kernel directly: the provisioner signals with
+`scancel --full` and a job's cancel or time limit signals every process of
+the job, so this process ignores what the kernel takes (SIGINT, SIGHUP,
+SIGUSR1/2) and, on SIGTERM, only waits for the kernel to end before the last
+copy of its store.
 
 The ports are found by binding port 0 and closing; the kernel binds them a
 few milliseconds later (the same window jupyter_client's local launcher
@@ -14,14 +22,16 @@ has). All five are held open together so they differ.
 
 import os
 import shutil
+import signal
 import socket
+import subprocess
 import sys
 
 if not __package__:
     # Run by path (`python .../openai4s/slurm/node.py`): the job's interpreter
     # need not have the package installed, only the shared source tree.
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from openai4s.slurm import handoff  # noqa: E402
+from openai4s.slurm import handoff, records  # noqa: E402
 
 
 def node_address(requested):
@@ -93,16 +103,50 @@ def main(argv):
     launch = handoff.read_private(os.path.join(directory, handoff.LAUNCH))
     info = connection_info(launch, node_address(launch.get("ip")))
     handoff.write_private(os.path.join(directory, handoff.CONNECTION), info)
-    public = {name: value for name, value in info.items() if name != "key"}
-    public.update(
-        node=socket.gethostname(), job_id=os.environ.get("SLURM_JOB_ID", ""), pid=os.getpid()
-    )
-    handoff.write_private(os.path.join(directory, handoff.READY), public)
+    job_id = os.environ.get("SLURM_JOB_ID", "")
+    shipper = store_shipper(launch, job_id)
     try:
-        os.execvp(command[0], command)
+        return run_kernel(command, info, directory, job_id, shipper)
+    finally:
+        if shipper is not None:
+            shipper.finish()
+
+
+def run_kernel(command, info, directory, job_id, shipper):
+    """Starts the kernel, reports it in ready.json, and waits for its end;
+    returns its exit status (128 + N for signal N, as a shell says)."""
+    env = dict(os.environ)
+    if shipper is not None:
+        env["OPENAI4S_DATA_DIR"] = shipper.data_dir
+    for signum in (signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM):
+        # A Python handler, not SIG_IGN: the kernel must not inherit it.
+        signal.signal(signum, lambda *_: None)
+    try:
+        kernel = subprocess.Popen(command, env=env)
     except OSError as error:
         print(f"openai4s.slurm.node: cannot run {command[0]}: {error}", file=sys.stderr)
         return 127
+    public = {name: value for name, value in info.items() if name != "key"}
+    public.update(node=socket.gethostname(), job_id=job_id, pid=kernel.pid)
+    if shipper is not None:
+        public.update(record=shipper.record, node_data_dir=shipper.data_dir)
+        shipper.start()
+    handoff.write_private(os.path.join(directory, handoff.READY), public)
+    code = kernel.wait()
+    return code if code >= 0 else 128 - code
+
+
+def store_shipper(launch, job_id):
+    """The shipper of this job's store, or None when the launcher keeps the
+    store where OPENAI4S_DATA_DIR says (`records_dir` empty)."""
+    records_base = launch.get("records_dir")
+    if not records_base:
+        return None
+    return records.StoreShipper(
+        records.node_data_dir(launch.get("node_data_base"), job_id),
+        records.record_dir(records_base, job_id),
+        float(launch.get("record_interval", 30)),
+    )
 
 
 if __name__ == "__main__":

@@ -46,9 +46,21 @@ class SlurmProvisioner(KernelProvisionerBase):
     base_dir = Unicode("", config=True, help="parent of the private per-kernel directories")
     python = Unicode("", config=True, help="interpreter that runs the node-side launcher")
     start_timeout = Float(300.0, config=True, help="seconds to wait for the job to report")
+    records_dir = Unicode(
+        "",
+        config=True,
+        help="where each job's store is copied (default: <data dir>/slurm-jobs); 'off': the "
+        "kernel writes OPENAI4S_DATA_DIR as seen on the node",
+    )
+    node_data_base = Unicode(
+        "", config=True, help="node-local parent of the job's live store (default: $TMPDIR or /tmp)"
+    )
+    record_interval = Float(30.0, config=True, help="seconds between copies of the job's store")
 
     job_id = None
     kernel_dir = None
+    #: The directory the job copies its store into (see `records`).
+    record = None
     exit_reason = None
     #: Seconds from the start of launch_kernel: sbatch returned, the job was
     #: first seen running (when the file did not come first), the job
@@ -105,6 +117,7 @@ class SlurmProvisioner(KernelProvisionerBase):
                 "ip": self.ip,
                 # A restart asks the node for the ports it had (see node.py).
                 "previous": {name: self.connection_info.get(name) for name in ("ip", *_PORT_NAMES)},
+                **self._record_settings(),
             },
         )
         script = self._write_job_script(cmd)
@@ -116,6 +129,7 @@ class SlurmProvisioner(KernelProvisionerBase):
         self.log.info("openai4s-slurm: kernel %s is Slurm job %s", self.kernel_id, self.job_id)
         ready = await self._wait_until_ready(started)
         self.timings["until ports"] = time.monotonic() - started
+        self.record = ready.get("record")
         self.connection_info = {
             **{name: ready[name] for name in _PORT_NAMES},
             "ip": ready["ip"],
@@ -125,6 +139,20 @@ class SlurmProvisioner(KernelProvisionerBase):
             "key": km.session.key,
         }
         return self.connection_info
+
+    def _record_settings(self):
+        if self.records_dir == "off":
+            return {}
+        from openai4s.slurm.records import JOBS_DIR
+
+        data_dir = os.environ.get("OPENAI4S_DATA_DIR") or os.path.join(
+            os.path.expanduser("~"), ".openai4s"
+        )
+        return {
+            "records_dir": os.path.abspath(self.records_dir or os.path.join(data_dir, JOBS_DIR)),
+            "node_data_base": self.node_data_base,
+            "record_interval": self.record_interval,
+        }
 
     def _write_job_script(self, cmd):
         python = self.python or sys.executable

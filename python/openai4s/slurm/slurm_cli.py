@@ -16,6 +16,8 @@ ACTIVE_STATES = frozenset(
 )
 #: Seconds one Slurm command may take before it counts as failed.
 _COMMAND_TIMEOUT = 30
+#: Seconds a COMPLETING job is asked again for how it ended.
+_COMPLETING_WAIT = 10
 
 
 class SlurmError(RuntimeError):
@@ -105,10 +107,21 @@ def parse_sacct(job_id, text):
 
 
 async def status(job_id):
-    """The job's JobStatus; state "UNKNOWN" when Slurm no longer knows it."""
-    code, out, err = await run("scontrol", "show", "job", "-o", job_id)
-    if code == 0 and "JobState=" in out:
-        return parse_scontrol(job_id, out)
+    """The job's JobStatus; state "UNKNOWN" when Slurm no longer knows it.
+
+    A job that is COMPLETING has ended, but scontrol shows that flag instead
+    of how it ended (CANCELLED, TIMEOUT, ...) until its processes are gone
+    (the node-side launcher takes a last copy of the store then): asked
+    again for a few seconds, so the reason is the end's own."""
+    deadline = asyncio.get_running_loop().time() + _COMPLETING_WAIT
+    while True:
+        code, out, err = await run("scontrol", "show", "job", "-o", job_id)
+        if code != 0 or "JobState=" not in out:
+            break
+        found = parse_scontrol(job_id, out)
+        if found.state != "COMPLETING" or asyncio.get_running_loop().time() > deadline:
+            return found
+        await asyncio.sleep(0.2)
     code, out, _ = await run(
         "sacct", "-P", "-n", "-X", "-j", job_id, "-o", "State,Reason,ExitCode,NodeList"
     )

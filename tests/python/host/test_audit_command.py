@@ -1,6 +1,7 @@
 """`python -m openai4s audit` against a real store written by a real kernel."""
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -76,3 +77,28 @@ def test_audit_of_a_missing_store_is_a_clear_error(tmp_path):
 def test_audit_rejects_a_bad_limit(tmp_path):
     done = _audit(tmp_path, "--limit", "0")
     assert done.returncode == 2 and "positive" in done.stderr
+
+
+def test_audit_merges_each_slurm_jobs_record_and_says_where(dispatcher, workspace, tmp_path):
+    # A Slurm job's kernel writes its own store on its node and copies it
+    # to <data dir>/slurm-jobs/<job id>/ (openai4s.slurm.records): here a
+    # real store stands for job 12's record beside an empty local one.
+    with Kernel(dispatcher=dispatcher, cwd=workspace) as k:
+        k.execute("try:\n    host.bash('echo on the node')\nexcept Exception:\n    pass")
+    data = tmp_path / "login-node"
+    record = data / "slurm-jobs" / "12"
+    record.mkdir(parents=True)
+    shutil.copy(dispatcher.cfg.data_dir / "openai4s.db", record / "openai4s.db")
+    calls = [json.loads(line) for line in _audit(data, "--json").stdout.splitlines()]
+    assert [(c["what"], c["where"]) for c in calls] == [("echo on the node", "slurm job 12")]
+    table = _audit(data).stdout.splitlines()
+    assert table[0].split()[-1] == "outcome"  # one store: no "where" column
+    assert _audit(data, "--json", "--job", "12").stdout.strip()
+    missing = _audit(data, "--job", "13")
+    assert missing.returncode == 1 and "no record of Slurm job 13" in missing.stderr
+    # With a local store too, the table says where each row came from.
+    shutil.copy(record / "openai4s.db", data / "openai4s.db")
+    header, *rows = _audit(data).stdout.splitlines()
+    assert header.split()[-1] == "where"
+    assert sorted(row.split()[-1] for row in rows) == ["12", "local"]
+    assert any(row.endswith("slurm job 12") for row in rows)
