@@ -42,10 +42,30 @@ def _frame(body, more):
     return bytes([0x03 if more else 0x02]) + struct.pack(">Q", len(body)) + body
 
 
+def _read_exactly(peer, count):
+    data = b""
+    while len(data) < count:
+        more = peer.recv(count - len(data))
+        assert more, "the kernel closed the connection during the handshake"
+        data += more
+    return data
+
+
 def _raw_peer(kernel, channel):
     info = kernel.km.get_connection_info()
     peer = socket.create_connection((info["ip"], info[channel + "_port"]), timeout=30)
-    peer.sendall(_greeting() + _command(b"READY", {b"Socket-Type": b"DEALER"}))
+    # The handshake as libzmq does it: each side's greeting, then READY.
+    peer.sendall(_greeting())
+    _read_exactly(peer, 64)
+    peer.sendall(_command(b"READY", {b"Socket-Type": b"DEALER"}))
+    flags, size = _read_exactly(peer, 2)
+    assert flags == 0x04
+    _read_exactly(peer, size)
+    # libzmq takes a message that arrives before it has sent its own READY
+    # for a bad handshake command and drops the connection (seen when this
+    # peer sent READY and its first frame at once): a libzmq client sends
+    # nothing before the kernel's READY, nor does this one.
+    time.sleep(0.2)
     return peer
 
 
