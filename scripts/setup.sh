@@ -42,11 +42,11 @@ test_packages=(
 case "$part" in
   --repl)
     packages=("${core_packages[@]}" "${science_packages[@]}")
-    targets=(_core _fast_open)
+    targets=(_core _fast_open _r_fds)
     ;;
   --jupyter)
     packages=("${core_packages[@]}" "${science_packages[@]}" "${jupyter_packages[@]}")
-    targets=(openai4s-jupyter-kernel _core _fast_open)
+    targets=(openai4s-jupyter-kernel _core _fast_open _r_fds)
     ;;
   all)
     packages=("${core_packages[@]}" "${science_packages[@]}" "${jupyter_packages[@]}" "${test_packages[@]}")

@@ -1,5 +1,6 @@
 #include "socket_guard.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -13,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "connection_guard.h"
 #include "jupyter/message_signature.h"
 
 namespace o4s::jupyter_app {
@@ -175,6 +177,25 @@ void set_guard_settings(GuardSettings settings) {
   Guard& g = guard();
   g.check = std::make_unique<jupyter::SignatureCheck>(settings.signature_scheme, settings.key);
   g.settings = std::move(settings);
+}
+
+const MessageBounds* bounds_for_port(std::string_view port) {
+  static const auto bounds = [](std::int64_t frame) {
+    return MessageBounds{static_cast<std::uint64_t>(frame),
+                         static_cast<std::uint64_t>(frame + std::min(frame, kMaxMessageSlack)),
+                         kMaxMessageParts};
+  };
+  static const MessageBounds shell = bounds(kMaxShellFrame), control = bounds(kMaxControlFrame),
+                             input = bounds(kMaxStdinFrame), heartbeat = bounds(kMaxHeartbeatFrame),
+                             iopub = bounds(kMaxSubscriptionFrame);
+  const GuardSettings& settings = guard().settings;
+  if (port.empty()) return nullptr;
+  if (port == settings.shell_port) return &shell;
+  if (port == settings.control_port) return &control;
+  if (port == settings.stdin_port) return &input;
+  if (port == settings.hb_port) return &heartbeat;
+  if (port == settings.iopub_port) return &iopub;
+  return nullptr;
 }
 
 void guard_before_bind(void* socket, const char* endpoint) {

@@ -15,10 +15,12 @@
 //   came (64 MiB messages, never freed), and the first garbage to arrive
 //   answered the next input() with "".
 //
-// What is not bounded here: libzmq counts a multipart message once, so one
-// endless multipart message grows until it ends (libzmq offers no bound on
-// a message's frame count); and between two sweeps, each connection may
-// queue up to its high-water mark of bounded frames.
+// - A message is bounded in parts and bytes below libzmq, which keeps a
+//   multipart message whole until its last frame (connection_guard.h).
+//
+// What is not bounded here: between two sweeps, each connection may queue
+// up to its high-water mark of bounded messages, and the number of
+// connections is not bounded (each may hold one message in flight).
 #pragma once
 
 #include <zmq.h>
@@ -49,6 +51,12 @@ inline constexpr std::int64_t kMaxHeartbeatFrame = 64 << 10;
 // Jupyter clients subscribe to everything (an empty topic); libzmq keeps a
 // subscription in a trie of one node per byte.
 inline constexpr std::int64_t kMaxSubscriptionFrame = 1 << 10;
+
+// One message (below libzmq, connection_guard.h): its frames, and its
+// bytes: one frame's bound and as much again, up to 1 MiB, for the rest of
+// the message (a cell's code, then its header, metadata and signature).
+inline constexpr std::uint32_t kMaxMessageParts = 1024;
+inline constexpr std::int64_t kMaxMessageSlack = 1 << 20;
 
 inline constexpr std::chrono::milliseconds kSweepInterval{20};
 

@@ -15,9 +15,15 @@
 // - Every socket's frames and queues are bounded, shell, control and stdin
 //   pass on only exactly signed messages, and stdin traffic outside an
 //   input wait is dropped (socket_guard.h).
+// - Below libzmq, each peer connection's messages are bounded in parts and
+//   bytes (connection_guard.h): libzmq's accept and recv (libc's, called
+//   by libzmq through the same interposition) pass through a filter.
 #include <dlfcn.h>
+#include <errno.h>
+#include <sys/socket.h>
 #include <zmq.h>
 
+#include "connection_guard.h"
 #include "iopub_hold.h"
 #include "socket_guard.h"
 
@@ -47,7 +53,36 @@ int poll(zmq_pollitem_t* items, int count, long timeout) {
   return next == nullptr ? -1 : next(items, count, timeout);
 }
 
+ssize_t recv(int fd, void* buffer, std::size_t size, int flags) {
+  static const auto next = next_symbol<ssize_t (*)(int, void*, std::size_t, int)>("recv");
+  if (next == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  return next(fd, buffer, size, flags);
+}
+
 }  // namespace o4s::jupyter_app::real
+
+extern "C" ssize_t recv(int fd, void* buffer, std::size_t size, int flags) {
+  return o4s::jupyter_app::guarded_recv_bytes(fd, buffer, size, flags);
+}
+
+extern "C" int accept(int fd, sockaddr* address, socklen_t* length) {
+  static const auto next = next_symbol<int (*)(int, sockaddr*, socklen_t*)>("accept");
+  if (next == nullptr) return -1;
+  int connection = next(fd, address, length);
+  o4s::jupyter_app::note_accepted(connection);
+  return connection;
+}
+
+extern "C" int accept4(int fd, sockaddr* address, socklen_t* length, int flags) {
+  static const auto next = next_symbol<int (*)(int, sockaddr*, socklen_t*, int)>("accept4");
+  if (next == nullptr) return -1;
+  int connection = next(fd, address, length, flags);
+  o4s::jupyter_app::note_accepted(connection);
+  return connection;
+}
 
 extern "C" void* zmq_socket(void* context, int type) {
   static const auto next = next_symbol<void* (*)(void*, int)>("zmq_socket");

@@ -127,9 +127,9 @@ void CellWait::keep_display(const Json& frame) {
   displays_.keep(std::move(*bundle));
 }
 
-void CellWait::finish_capture(Json& response) {
+void CellWait::finish_capture(Json& response, std::shared_ptr<proc::DrainTarget> strays) {
   if (!capture_) return;
-  CellCapture::Finished finished = capture_->finish(kSinkFinishGrace);
+  CellCapture::Finished finished = capture_->finish(kSinkFinishGrace, std::move(strays));
   deliver_live(finished.live_tail);
   auto flag = response.find("sink_capture");
   if (flag != response.end() && flag->is_boolean() && flag->get<bool>()) {

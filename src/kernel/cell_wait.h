@@ -47,7 +47,8 @@ class CellWait final : public FrameWait {
   std::optional<Error>& chunk_error() { return chunk_error_; }
   // Ends sink capture: the live tail delivered, and the drained text put
   // in the response when the worker says it captured through the sinks.
-  void finish_capture(Json& response);
+  // `strays`: where output the cell's leftover processes write later goes.
+  void finish_capture(Json& response, std::shared_ptr<proc::DrainTarget> strays);
   // The displays kept for the response (only when the cell displayed).
   void add_displays(Json& response);
 

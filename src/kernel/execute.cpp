@@ -167,7 +167,8 @@ Result<Json> KernelManager::finish_cell(CellWait& cell, Json frame, const OomWat
     remember_log("host dropped " + std::to_string(kept.dropped_chunks()) + " stdout chunks (" +
                  std::to_string(kept.dropped_bytes()) + " bytes) past the per-cell bound");
   }
-  cell.finish_capture(frame);
+  std::shared_ptr<Transport> reader = transport();
+  cell.finish_capture(frame, reader ? reader->log_target() : nullptr);
   Result<Json> response =
       finalise_response(std::move(frame), kept.chunks(), cell.cell_id(), cell.sidecar_event());
   if (cell.chunk_error()) return std::move(*cell.chunk_error());

@@ -40,6 +40,7 @@ class PipeTransport final : public Transport {
   std::size_t dropped_lines() const override;
   void set_wake(int fd, std::function<void()> on_wake) override;
   std::optional<std::size_t> unread_input_bytes() override;
+  std::shared_ptr<proc::DrainTarget> log_target() override { return tail_; }
 
   proc::ChildProcess& child() { return *child_; }
   // What the close ladder's SIGINT rung sends. By default SIGINT to the

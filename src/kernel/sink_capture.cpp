@@ -168,7 +168,8 @@ void CellCapture::end_watches() {
 }
 
 void CellCapture::drain_rest(std::uint64_t& token, SinkStream& stream,
-                             std::chrono::steady_clock::time_point deadline) {
+                             std::chrono::steady_clock::time_point deadline,
+                             const std::shared_ptr<proc::DrainTarget>& strays) {
   UniqueFd fd = proc::ProcessSupervisor::instance().unwatch(std::exchange(token, 0));
   // Invalid: the supervisor already saw end of stream (and marked it).
   if (!fd) return;
@@ -186,7 +187,12 @@ void CellCapture::drain_rest(std::uint64_t& token, SinkStream& stream,
     if (n < 0 && errno == EAGAIN) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return;  // a writer outlived the grace: stop here
+      if (left.count() <= 0) {
+        // A writer outlived the grace: the rest is not this cell's.
+        proc::ProcessSupervisor::instance().watch(std::move(fd),
+                                                  std::make_shared<StrayOutput>(strays));
+        return;
+      }
       pollfd waiting{fd.get(), POLLIN, 0};
       ::poll(&waiting, 1, static_cast<int>(left.count()));
       continue;
@@ -216,11 +222,12 @@ std::string CellCapture::take_live_stdout() {
   return utf8::replace_invalid(bytes);
 }
 
-CellCapture::Finished CellCapture::finish(std::chrono::milliseconds grace) {
+CellCapture::Finished CellCapture::finish(std::chrono::milliseconds grace,
+                                          std::shared_ptr<proc::DrainTarget> strays) {
   release_unopened(out_name_);
   release_unopened(err_name_);
-  drain_rest(out_token_, *out_, std::chrono::steady_clock::now() + grace);
-  drain_rest(err_token_, *err_, std::chrono::steady_clock::now() + grace);
+  drain_rest(out_token_, *out_, std::chrono::steady_clock::now() + grace, strays);
+  drain_rest(err_token_, *err_, std::chrono::steady_clock::now() + grace, strays);
 
   Finished finished;
   finished.live_tail = take_live_stdout();

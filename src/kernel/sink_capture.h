@@ -22,7 +22,10 @@
 namespace o4s::kernel {
 
 inline constexpr std::size_t kSinkRetainedBytes = 1'000'000;
-inline constexpr std::chrono::milliseconds kSinkFinishGrace{2000};
+// After the response the worker has written all it will (R closes its
+// fifos and takes back fds 1/2 first): a writer still holding a fifo is a
+// process the cell left running, and no cell waits for it.
+inline constexpr std::chrono::milliseconds kSinkFinishGrace{0};
 inline constexpr std::string_view kSinkTruncationMarker = "\n...(truncated at 1000000 bytes)";
 
 // One drained stream. append/mark_closed run on the supervisor thread; the
@@ -55,6 +58,23 @@ class SinkStream final : public proc::DrainTarget {
   std::size_t taken_ = 0;
   std::size_t seen_ = 0;
   bool closed_ = false;
+};
+
+// What a cell's children write after its response (a process the cell left
+// running, holding a fifo): passed to the worker's log until the last of
+// them is gone, so it never blocks on a full fifo and never joins a later
+// cell. Runs on the supervisor thread.
+class StrayOutput final : public proc::DrainTarget {
+ public:
+  explicit StrayOutput(std::shared_ptr<proc::DrainTarget> log) : log_(std::move(log)) {}
+  void append(std::string_view bytes) override {
+    if (log_) log_->append(bytes);
+  }
+  // The log's own stream is still open: only this fifo ended.
+  void mark_closed() override {}
+
+ private:
+  std::shared_ptr<proc::DrainTarget> log_;
 };
 
 // The kernel's private directory for sink fifos (mode 0700), removed with
@@ -105,8 +125,10 @@ class CellCapture {
     std::string live_tail;
   };
   // Reads each stream to its end, waiting up to `grace` per stream for
-  // writers still holding it, then stops draining both.
-  Finished finish(std::chrono::milliseconds grace);
+  // writers still holding it. What such a writer writes later goes to
+  // `strays` (the worker's log; dropped when null), never to the cell.
+  Finished finish(std::chrono::milliseconds grace,
+                  std::shared_ptr<proc::DrainTarget> strays = nullptr);
 
  private:
   CellCapture(SinkDirectory& directory, std::uint64_t number);
@@ -116,7 +138,8 @@ class CellCapture {
   // Ends the stream's watch and reads its remainder on this thread, up to
   // end of stream or the deadline.
   void drain_rest(std::uint64_t& token, SinkStream& stream,
-                  std::chrono::steady_clock::time_point deadline);
+                  std::chrono::steady_clock::time_point deadline,
+                  const std::shared_ptr<proc::DrainTarget>& strays);
   // Opens and closes a write end: a fifo whose writer never came (the worker
   // refused the frame) reaches end of stream; one still held open by a
   // writer is unaffected.

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,7 +15,8 @@
 
 namespace o4s::proc {
 class ChildProcess;
-}
+class DrainTarget;
+}  // namespace o4s::proc
 
 namespace o4s::kernel {
 
@@ -57,6 +59,9 @@ class Transport {
   // Bytes written to the worker that it has not read yet, where the
   // transport can tell (a worker that stops reading must not block us).
   virtual std::optional<std::size_t> unread_input_bytes() { return std::nullopt; }
+  // Where output that belongs to no cell goes (the worker's stderr tail);
+  // null where the transport keeps none.
+  virtual std::shared_ptr<proc::DrainTarget> log_target() { return nullptr; }
 };
 
 }  // namespace o4s::kernel

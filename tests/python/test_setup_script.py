@@ -35,8 +35,13 @@ def test_the_repl_setup_builds_only_what_the_repl_loads():
     assert done.returncode == 0, output
     assert "npm" not in output and "tests/browser" not in output
     assert "warning:" not in output
-    # What it asks Ninja for: the host module and the worker's extension.
+    # What it asks Ninja for: the host module and the workers' extensions
+    # (Python's, and the R worker's fd helper).
     script = (ROOT / "scripts" / "setup.sh").read_text()
     repl = re.search(r"--repl\)\n(.*?);;", script, re.S).group(1)
-    assert re.search(r"targets=\((.*?)\)", repl).group(1).split() == ["_core", "_fast_open"]
+    assert re.search(r"targets=\((.*?)\)", repl).group(1).split() == [
+        "_core",
+        "_fast_open",
+        "_r_fds",
+    ]
     assert "test_packages" not in repl

@@ -177,14 +177,15 @@ class Session:
             # Nothing streamed (e.g. a response the worker had to shrink):
             # the final stdout is all there is.
             self.console.chunk(result.get("stdout") or "")
-        self.console.message(result.get("stderr") or "")
         error = format_error(result)
+        stderr, hint = result.get("stderr") or "", None
+        if error is not None:
+            stderr, hint = sandbox_notes.split_hint(result, self.kernel, self.cwd)
+        self.console.message(stderr)
         if error is not None:
             self.failed = True
             self.console.message(error)
-            # R names the file it could not open in a warning, on stderr.
-            reported = (result.get("stderr") or "") + "\n" + error
-            self.console.message(sandbox_notes.not_found_hint(reported, self.kernel, self.cwd))
+            self.console.message(hint)
         self.console.message(format_usage(result.get("usage")) or "")
 
     def _on_ctrl_c(self, presses, delivery):

@@ -1,11 +1,11 @@
 """What the REPL tells a person about the kernel's sandbox: where the
-workspace is and whether the sandbox is on (the banner), and why a file
-that is plainly on this machine was not found by a cell (the hint).
+workspace is and whether the sandbox is on (the banner), and where the
+hint a sandboxed cell's missing file gets goes (after the traceback).
 """
 
 import os
 
-from openai4s import _core
+from openai4s.kernel import sandbox_hint
 
 
 def _status(kernel):
@@ -17,11 +17,6 @@ def _status(kernel):
     if hasattr(status, "to_dict"):
         status = status.to_dict()
     return status if isinstance(status, dict) else None
-
-
-def is_sandboxed(kernel):
-    status = _status(kernel)
-    return status is not None and status.get("backend") == "bubblewrap"
 
 
 def banner(kernel, cwd):
@@ -53,10 +48,13 @@ def _read_paths():
     return [path for path in value.split(":") if path]
 
 
-def not_found_hint(error, kernel, cwd):
-    """One line when a sandboxed cell failed to find a file that exists on
-    this machine (outside what the sandbox shows), else None. The reading
-    of the error is the C++ core's, shared with the Jupyter kernel."""
-    if not error or not is_sandboxed(kernel):
-        return None
-    return _core.outside_sandbox_hint(error, str(cwd))
+def split_hint(result, kernel, cwd):
+    """The response's stderr without the outside-the-sandbox hint the
+    Kernel appended to it, and that hint (or None): the REPL shows the hint
+    after the traceback. The hint reads the error, not stderr's last line,
+    so recomputing it here gives the line the Kernel appended."""
+    stderr = result.get("stderr") or ""
+    hint = sandbox_hint.hint_for(result, _status(kernel), str(cwd))
+    if hint and stderr.endswith(hint):
+        return stderr[: -len(hint)], hint
+    return stderr, hint

@@ -30,6 +30,7 @@ from openai4s.kernel.errors import (  # noqa: F401  (re-exported)
     KernelUnresponsiveError,
 )
 from openai4s.kernel.cell_timeout import CellWatchdog, check_timeout
+from openai4s.kernel.sandbox_hint import add_hint as add_sandbox_hint
 from openai4s.kernel.sandbox_status import sandbox_for
 
 #: Seconds the worker has to answer the attestation handshake. Read at call
@@ -209,6 +210,13 @@ class Kernel:
             return self._execute(code, origin, sinks, cell_id, timeout)
 
     def _execute(self, code, origin, sinks, cell_id, timeout):
+        response = self._run_cell(code, origin, sinks, cell_id, timeout)
+        if response.get("error"):
+            # A sandboxed cell missing a file that exists here: say why.
+            add_sandbox_hint(response, self.sandbox_status, self.cwd or os.getcwd())
+        return response
+
+    def _run_cell(self, code, origin, sinks, cell_id, timeout):
         args = (code, str(origin), cell_id, *sinks)
         if timeout is None:
             return self._core.execute(*args)

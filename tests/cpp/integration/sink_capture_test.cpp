@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -110,6 +112,54 @@ TEST(SinkCapture, LiveStdoutIsPassedOnWholeCharactersOnly) {
   CellCapture::Finished finished = capture.value()->finish(kSinkFinishGrace);
   EXPECT_EQ(live + finished.live_tail, "caf\xC3\xA9!");
   EXPECT_EQ(finished.stdout_text, "caf\xC3\xA9!");
+}
+
+// Collects what the stray target is given (the worker's log in the host).
+class CollectedLog final : public proc::DrainTarget {
+ public:
+  void append(std::string_view bytes) override {
+    std::lock_guard lock(mutex_);
+    text_.append(bytes);
+  }
+  void mark_closed() override {}
+  std::string text() {
+    std::lock_guard lock(mutex_);
+    return text_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::string text_;
+};
+
+TEST(SinkCapture, AWriterLeftRunningGoesToTheLogAndNeverHoldsTheCell) {
+  auto dir = SinkDirectory::create();
+  ASSERT_TRUE(dir);
+  auto capture = CellCapture::open(*dir.value());
+  ASSERT_TRUE(capture);
+  // A process the cell started and left running: it holds the fifo open.
+  int fd = ::open(capture.value()->out_path().c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, "in the cell\n", 12), 12);
+  auto log = std::make_shared<CollectedLog>();
+  auto started = std::chrono::steady_clock::now();
+  CellCapture::Finished finished = capture.value()->finish(milliseconds(0), log);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds(1500));
+  EXPECT_EQ(finished.stdout_text, "in the cell\n");
+  // What it writes after the response is drained to the log (a writer is
+  // never left blocked on a full fifo), even after the capture is gone.
+  capture.value().reset();
+  std::string later(200 * 1024, 'l');
+  for (std::size_t done = 0; done < later.size();) {
+    ssize_t n = ::write(fd, later.data() + done, later.size() - done);
+    ASSERT_GT(n, 0);
+    done += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  for (int i = 0; i < 500 && log->text().size() < later.size(); ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_EQ(log->text(), later);
 }
 
 }  // namespace

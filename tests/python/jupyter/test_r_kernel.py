@@ -150,3 +150,24 @@ def test_nbclient_runs_an_r_notebook_with_a_plot(r_environment):
     assert any("image/png" in o.get("data", {}) for o in nb.cells[1].outputs), nb.cells[1].outputs
     errors = [o for o in nb.cells[2].outputs if o["output_type"] == "error"]
     assert errors and "on purpose" in errors[0]["evalue"]
+
+
+def _stream(outputs, name):
+    return "".join(
+        m["content"]["text"]
+        for m in outputs
+        if m["msg_type"] == "stream" and m["content"]["name"] == name
+    )
+
+
+def test_child_processes_and_their_stderr_reach_the_notebook_in_order(r_kernel):
+    reply, outputs = r_kernel.execute(
+        "cat('one\\n')\n"
+        "system('echo two', wait = FALSE); Sys.sleep(0.5)\n"
+        "system2('sh', c('-c', shQuote('echo three; echo oops >&2')))\n"
+        "p <- pipe('sh -c \"echo piped-err >&2; echo x\"'); invisible(readLines(p)); close(p)\n"
+        "cat('four\\n')"
+    )
+    assert reply["status"] == "ok", reply
+    assert _stream(outputs, "stdout") == "one\ntwo\nthree\nfour\n"
+    assert _stream(outputs, "stderr") == "oops\npiped-err\n"

@@ -3,9 +3,10 @@
 #   /bin/sh -c 'exec "$0" --vanilla "$1" 3>&1 4<&0 </dev/null 1>&2' Rscript <this file>
 # so protocol OUT is fd 3, protocol IN is fd 4, fd 0 is /dev/null (a cell
 # reading stdin cannot eat frames) and fd 1 is stderr. Cell output never
-# travels on the protocol pipe: the host hands each execute two fifos and R
-# sinks its output and messages into them (and system()/system2() children
-# write there too). Idle requests (complete, inspect, is_complete, the
+# travels on the protocol pipe: the host hands each execute two fifos, R
+# sinks its output and messages into them, and fds 1 and 2 point at them
+# while the cell runs (_r_fds.so), so children and native code write there
+# too. Idle requests (complete, inspect, is_complete, the
 # stdout fence) are in r_requests.R, the description of objects in
 # r_describe.R; both are sourced into the same environment.
 #
@@ -39,6 +40,8 @@ local(envir = new.env(parent = baseenv()), {
   )
   W$has_jsonlite <- requireNamespace("jsonlite", quietly = TRUE)
   W$workspace <- getwd()
+  # Where this file is: the worker's other parts are beside it.
+  W$runtime_dir <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[[1L]]))
   S <- new.env(parent = emptyenv())
   S$cells <- 0L
   S$reopened_in <- FALSE
@@ -292,12 +295,37 @@ local(envir = new.env(parent = baseenv()), {
     }
   }
 
-  # -- child processes: their output joins the cell's ----------------------------
+  # -- child processes and native code: their output joins the cell's -----------
 
-  # system() and system2() children write where the cell's own output goes
-  # (the host's fifos), in order with it: R writes its fifos unbuffered and
-  # the child runs while R waits. Children started with wait = FALSE keep
-  # R's own descriptors (they may outlive the cell and its fifos).
+  # While a cell runs, fds 1 and 2 are the cell's fifos (r_fds.cpp): what a
+  # child (system(), system2(), a shell, one started with wait = FALSE) or
+  # native code writes there is the cell's, in order with R's own output,
+  # which R's sinks write to the same fifos unbuffered. A child that
+  # outlives the cell keeps writing to the host, which passes it to the
+  # worker's log. Between cells fds 1 and 2 are the worker's own again.
+  W$fds_dll <- tryCatch(
+    dyn.load(file.path(W$runtime_dir, "_r_fds.so"), local = TRUE, now = TRUE),
+    error = function(e) NULL
+  )
+
+  # 0, or the errno of the step that failed (logged; the cell still runs).
+  W$redirect_fds <- function(out_path, err_path) {
+    if (is.null(W$fds_dll)) {
+      return(0L)
+    }
+    status <- .C(W$fds_dll$o4s_r_redirect, out_path, err_path, status = 0L)$status
+    if (status != 0L) W$log(sprintf("R worker: fds 1/2 stay the worker's own (errno %d)", status))
+    status
+  }
+
+  W$restore_fds <- function() {
+    if (!is.null(W$fds_dll)) .C(W$fds_dll$o4s_r_restore, status = 0L)
+    invisible(NULL)
+  }
+
+  # Without _r_fds.so (a build that lacks it), system() and system2()
+  # children that R waits for are sent to the fifos by rewriting their
+  # command (the rest then reaches only the log).
   W$child_command <- function(command, intern, wait) {
     sinks <- S$sinks
     if (is.null(sinks) || !isTRUE(wait) || !is.character(command) || length(command) != 1L) {
@@ -493,6 +521,7 @@ local(envir = new.env(parent = baseenv()), {
     err <- W$open_sink(err_path)
     sink(out)
     sink(err, type = "message")
+    W$redirect_fds(out_path, err_path)
     S$sinks <- list(out = out_path, err = err_path)
     devices_before <- grDevices::dev.list()
     S$reading <- character()
@@ -512,6 +541,7 @@ local(envir = new.env(parent = baseenv()), {
     S$sinks <- NULL
     # Unwind the cell's own sinks too, then close the fifos: the host sees
     # end of stream before it reads the response.
+    W$restore_fds()
     while (sink.number() > 0L) sink()
     if (sink.number(type = "message") != 2L) sink(type = "message")
     tryCatch(close(out), error = function(e) NULL)
@@ -735,6 +765,7 @@ local(envir = new.env(parent = baseenv()), {
         error = function(e) paste0("openai4s r_worker internal error: ", conditionMessage(e))
       )
       if (!identical(status, "ok")) {
+        tryCatch(W$restore_fds(), error = function(e) NULL, interrupt = function(e) NULL)
         while (sink.number() > 0L) sink()
         if (sink.number(type = "message") != 2L) try(sink(type = "message"), silent = TRUE)
         S$reading <- NULL
@@ -753,7 +784,6 @@ local(envir = new.env(parent = baseenv()), {
   # -- start -----------------------------------------------------------------------
 
   # The worker's other parts, beside this file.
-  W$runtime_dir <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[[1L]]))
   for (part in c("r_describe.R", "r_requests.R")) {
     sys.source(file.path(W$runtime_dir, part), envir = W, keep.source = FALSE)
   }
@@ -780,7 +810,7 @@ local(envir = new.env(parent = baseenv()), {
   lockEnvironment(guard, bindings = TRUE)
   options(device = W$figure_device, warn = 1)
   W$install_read_tracing()
-  W$install_child_capture()
+  if (is.null(W$fds_dll)) W$install_child_capture()
   lockEnvironment(W, bindings = TRUE)
   W$serve()
 })
