@@ -160,6 +160,7 @@ Result<std::shared_ptr<Transport>> KernelManager::spawn_transport(
                         options_.repo_root};
   if (!options_.argv) spec.runtime_paths.push_back(options_.worker_script);
   if (options_.env_root) spec.runtime_paths.push_back(*options_.env_root);
+  for (const auto& path : options_.read_paths) spec.runtime_paths.push_back(path);
   spec.request = std::move(request);
   auto started = start_sandboxed(options_.sandbox, spec);
   if (!started) return std::move(started).error();
