@@ -176,7 +176,7 @@ const HostMethod kMethods[] = {
     served(ungated("env_list"), &env_list),
     served(ungated("env_use"), &env_use),
     served(ungated("env_lock"), &env_lock),
-    served(gated("env_setup", T::kNone, kAllow), &env_setup),
+    served(gated("env_setup", T::kPackagesOrName, kAllow), &env_setup),
     // Skills.
     ungated("search_skills"),
     ungated("load_skill"),

@@ -70,16 +70,26 @@ def test_an_installed_wheel_imports_in_the_running_kernel(dispatcher, workspace,
         assert "env_setup" in failed["error"] and "nosuchpkg" in failed["error"]
         again = k.execute("import tinypkg\nprint(tinypkg.VALUE)")
         assert again["stdout"].strip() == "one"
-    row = dispatcher.store._conn.execute(
-        "SELECT ok, permission_decision_id, result FROM host_call_log "
-        "WHERE method = 'env_setup' ORDER BY created_at LIMIT 1"
-    ).fetchone()
-    assert row[0] == 1 and row[1]
-    assert json.loads(row[2])["installed"]["python"]["tinypkg"]["version"] == "1.0"
+    rows = dispatcher.store._conn.execute(
+        "SELECT ok, result FROM host_call_log WHERE method = 'env_setup' ORDER BY created_at"
+    ).fetchall()
+    assert [ok for ok, _ in rows] == [1, 0]
+    assert json.loads(rows[0][1])["installed"]["python"]["tinypkg"]["version"] == "1.0"
+    assert "nosuchpkg" in json.loads(rows[1][1])["error"]
 
 
 def test_list_shows_when_where_from_and_by_which_decision(dispatcher, wheels):
+    dispatcher.store.set_permission_rule(
+        scope="conversation",
+        scope_id=dispatcher.frame_id,
+        tool="env_setup",
+        pattern="*",
+        decision="ask",
+    )
+    asked = []
+    dispatcher.approver = lambda request: asked.append(request["target"]) or "once"
     result = setup_env(dispatcher, ["tinypkg"], name="analysis")
+    assert asked == ["tinypkg"]
     assert result.get("ok"), result
     listed = env_state(dispatcher)
     assert listed["active"] == "analysis"
@@ -88,7 +98,7 @@ def test_list_shows_when_where_from_and_by_which_decision(dispatcher, wheels):
     assert install["packages"] == ["tinypkg"]
     assert install["installed"]["python"]["tinypkg"]["version"] == "2.0"
     assert str(wheels) in install["source"] and install["at"].endswith("Z")
-    assert install["decision_id"] and install["decided_by"] == "rule"
+    assert install["decision_id"].startswith("perm") and install["decided_by"] == "user"
 
 
 def test_the_lock_carries_versions_and_the_archives_sha256(dispatcher, wheels):
@@ -185,6 +195,19 @@ def test_the_size_budget_refuses_a_large_environment(dispatcher, installed, whee
 def test_a_package_that_is_not_a_name_is_refused(dispatcher, wheels, packages):
     result = setup_env(dispatcher, packages)
     assert result["error"].startswith("env_setup: ")
+    assert env_state(dispatcher)["environments"] == []
+
+
+def test_a_rule_on_env_setup_matches_the_packages(dispatcher, wheels):
+    dispatcher.store.set_permission_rule(
+        scope="conversation",
+        scope_id=dispatcher.frame_id,
+        tool="env_setup",
+        pattern="*tinypkg*",
+        decision="deny",
+    )
+    result = setup_env(dispatcher, ["other", "tinypkg"])
+    assert result["error"].startswith("Permission denied")
     assert env_state(dispatcher)["environments"] == []
 
 
