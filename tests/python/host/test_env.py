@@ -5,7 +5,6 @@ failed install leaves the environment as it was, and install scripts run in
 a sandbox of their own. Everything is offline: the packages are built here."""
 
 import hashlib
-import json
 import shutil
 import socket
 import threading
@@ -71,11 +70,12 @@ def test_an_installed_wheel_imports_in_the_running_kernel(dispatcher, workspace,
         again = k.execute("import tinypkg\nprint(tinypkg.VALUE)")
         assert again["stdout"].strip() == "one"
     rows = dispatcher.store._conn.execute(
-        "SELECT ok, result FROM host_call_log WHERE method = 'env_setup' ORDER BY created_at"
+        "SELECT ok, decided_by, args_preview, result_preview FROM host_call_log "
+        "WHERE method = 'env_setup' ORDER BY created_at"
     ).fetchall()
-    assert [ok for ok, _ in rows] == [1, 0]
-    assert json.loads(rows[0][1])["installed"]["python"]["tinypkg"]["version"] == "1.0"
-    assert "nosuchpkg" in json.loads(rows[1][1])["error"]
+    assert [(ok, decided_by) for ok, decided_by, _, _ in rows] == [(1, "rule"), (0, "rule")]
+    assert "tinypkg==1.0" in rows[0][2] and '"installed"' in rows[0][3]
+    assert "nosuchpkg" in rows[1][2] and "error" in rows[1][3]
 
 
 def test_list_shows_when_where_from_and_by_which_decision(dispatcher, wheels):
