@@ -175,6 +175,10 @@ Status pip_install(const EnvSources& sources, const std::string& prefix, const s
     run.argv.insert(run.argv.end(), {"--index-url", sources.pip_index_url});
     run.network = true;
   }
+  if (sources.any_url()) {
+    // An unreachable source fails in seconds, not after pip's five retries.
+    run.argv.insert(run.argv.end(), {"--retries", "1", "--timeout", "15"});
+  }
   for (const auto& link : sources.find_links) {
     run.argv.insert(run.argv.end(), {"--find-links", link});
     if (is_url(link)) {

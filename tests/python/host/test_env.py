@@ -4,7 +4,9 @@ every install is an audit row and the environment exports as a lock; a
 failed install leaves the environment as it was, and install scripts run in
 a sandbox of their own. Everything is offline: the packages are built here."""
 
+import functools
 import hashlib
+import http.server
 import shutil
 import socket
 import threading
@@ -172,6 +174,42 @@ def test_url_sources_pass_the_private_address_and_egress_checks(dispatcher, whee
     result = setup_env(dispatcher, ["tinypkg"])
     assert "egress allowlist" in result["error"]
     assert env_state(dispatcher)["environments"] == []
+
+
+@pytest.fixture
+def http_links(wheels, monkeypatch):
+    """The wheels directory served on 127.0.0.1 (its listing is pip's
+    find-links page), allowed as a private source; no local directory."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(wheels))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv("OPENAI4S_ENV_ALLOW_PRIVATE_SOURCES", "1")
+    monkeypatch.setenv("OPENAI4S_ENV_FIND_LINKS", f"http://127.0.0.1:{server.server_port}/")
+    yield server
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+def test_a_url_source_on_127_0_0_1_installs_when_allowed(dispatcher, http_links):
+    result = setup_env(dispatcher, ["tinypkg==1.0"])
+    assert result.get("ok"), result
+    facts = result["installed"]["python"]["tinypkg"]
+    assert facts["source"].startswith("http://127.0.0.1:") and len(facts["sha256"]) == 64
+
+
+def test_an_unreachable_url_source_leaves_the_environment_as_it_was(
+    dispatcher, installed, monkeypatch
+):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    monkeypatch.setenv("OPENAI4S_ENV_ALLOW_PRIVATE_SOURCES", "1")
+    monkeypatch.setenv("OPENAI4S_ENV_PIP_INDEX_URL", f"http://127.0.0.1:{closed}/simple")
+    monkeypatch.setenv("OPENAI4S_ENV_FIND_LINKS", "")
+    result = setup_env(dispatcher, ["tinypkg==2.0"])
+    assert_unchanged(dispatcher, installed, result, "tinypkg", "unchanged")
 
 
 def test_the_time_budget_stops_an_install(dispatcher, installed, wheels, monkeypatch):
