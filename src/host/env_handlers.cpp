@@ -244,7 +244,10 @@ Result<Json> env_setup(HostDispatcher& host, const Json& args, const CallContext
   });
   auto staged = install_into(*stage, *request, *sources);
   const std::string unchanged = "; the environment '" + request->name + "' is unchanged";
-  if (!staged) return soft("env_setup", staged.error().message + unchanged);
+  if (!staged) {
+    return soft("env_setup",
+                staged.error().message + "\n(sources: " + sources->describe() + ")" + unchanged);
+  }
   std::uint64_t bytes = tree_bytes(*stage);
   if (bytes > sources->max_bytes) {
     return soft("env_setup", "the environment would take " + std::to_string(bytes) +

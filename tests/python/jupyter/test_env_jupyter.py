@@ -25,8 +25,13 @@ def test_a_jupyter_kernel_installs_and_imports_in_its_sandbox(tmp_path, monkeypa
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     make_wheel(wheels, "jupyterpkg", "0.3", {"jupyterpkg/__init__.py": "VALUE = 'from the host'\n"})
-    monkeypatch.setenv("OPENAI4S_ENV_FIND_LINKS", str(wheels))
     environment = KernelEnvironment(sandbox_mode="enforce")
+    # The kernel's environment is the helper's own (it starts from an
+    # emptied os.environ), so the source goes into it there.
+    own = environment.environ
+    monkeypatch.setattr(
+        environment, "environ", lambda: {**own(), "OPENAI4S_ENV_FIND_LINKS": str(wheels)}
+    )
     kernel = RunningKernel(environment)
     try:
         reply, _ = kernel.execute("host.env.create(packages=['jupyterpkg'])", timeout=300)
