@@ -20,6 +20,7 @@
 #include <xeus/xkernel_configuration.hpp>
 #include <zmq.hpp>
 
+#include "host/env_sources.h"
 #include "iopub_hold.h"
 #include "jupyter/history.h"
 #include "jupyter/interpreter.h"
@@ -142,6 +143,10 @@ o4s::host::HostSettings host_settings() {
   settings.unattended_approval = env_or("OPENAI4S_UNATTENDED_APPROVAL", "deny");
   settings.egress_mode = env_or("OPENAI4S_EGRESS", "");
   settings.bash_allowed_roots = env_or("OPENAI4S_BASH_ALLOWED_ROOTS", "");
+  for (std::string_view name : o4s::host::kEnvInstallVariables) {
+    std::string key(name);
+    settings.env_install[key] = env_or(key.c_str(), "");
+  }
   return settings;
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "host/env_sources.h"
 #include "mcp/http_transport.h"
 #include "mcp/kernel_pool.h"
 #include "mcp/server.h"
@@ -220,6 +221,10 @@ int main(int argc, char** argv) {
   flags.pool.host.unattended_approval = "deny";  // fail closed: no elicitation, no allow
   flags.pool.host.egress_mode = env_or("OPENAI4S_EGRESS", "");
   flags.pool.host.bash_allowed_roots = env_or("OPENAI4S_BASH_ALLOWED_ROOTS", "");
+  for (std::string_view name : o4s::host::kEnvInstallVariables) {
+    std::string key(name);
+    flags.pool.host.env_install[key] = env_or(key.c_str(), "");
+  }
 
   int protocol_fd = o4s::mcp::take_protocol_stdout();
   if (protocol_fd < 0) {

@@ -119,6 +119,12 @@ class HostDispatcher:
         kernel hides these from its cell (spec host.md §7)."""
         return [str(self.cfg.data_dir)]
 
+    @property
+    def env_paths(self):
+        """The workspace's host.env library (created): a kernel shows it to
+        its cell read-only, so packages installed there import at once."""
+        return [self._core.env_library(self.frame_id)]
+
     def revoke_bash_generation(self, generation):
         """The kernel of `generation` restarted or shut down: its outstanding
         bash capabilities are refused from now on."""

@@ -6,6 +6,8 @@
 #include "bindings/json_py.h"
 #include "bindings/py_error.h"
 #include "host/dispatcher.h"
+#include "host/env_library.h"
+#include "host/env_sources.h"
 #include "host/host_methods.h"
 #include "host/outside_sandbox_hint.h"
 #include "store/store.h"
@@ -223,6 +225,16 @@ void register_dispatcher(py::module_& m) {
           [](HostDispatcher& self, py::object frame_id) {
             return unwrap(released([&] { return self.workspace(optional_string(frame_id)); }));
           },
+          py::arg("frame_id") = py::none())
+      .def(
+          "env_library",
+          [](HostDispatcher& self, py::object frame_id) {
+            return unwrap(released([&]() -> Result<std::string> {
+              auto workspace = self.workspace(optional_string(frame_id));
+              if (!workspace) return std::move(workspace).error();
+              return host::ensure_env_library(self.data_dir(), workspace.value());
+            }));
+          },
           py::arg("frame_id") = py::none());
 }
 
@@ -239,6 +251,10 @@ host::HostSettings current_settings() {
   settings.bash_allowed_roots = get("OPENAI4S_BASH_ALLOWED_ROOTS", "");
   settings.artifact_max_bytes = get("OPENAI4S_ARTIFACT_MAX_BYTES", "");
   settings.artifact_quota_bytes = get("OPENAI4S_ARTIFACT_QUOTA_BYTES", "");
+  for (std::string_view name : host::kEnvInstallVariables) {
+    std::string key(name);
+    settings.env_install[key] = get(key.c_str(), "");
+  }
   return settings;
 }
 

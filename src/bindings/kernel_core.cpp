@@ -321,11 +321,12 @@ void register_kernel_core_class(py::module_& m) {
                        std::string worker_script, std::string repo_root,
                        py::object transport_factory, py::object sandbox_mode,
                        std::vector<std::string> hidden_paths, bool capture_sinks,
-                       double idle_reply_timeout) {
+                       double idle_reply_timeout, std::vector<std::string> read_paths) {
              auto options =
                  make_options(cwd, std::move(mode), std::move(python), env_root, env_name, argv,
                               std::move(worker_script), std::move(repo_root));
              options.hidden_paths = std::move(hidden_paths);
+             options.read_paths = std::move(read_paths);
              options.capture_sinks = capture_sinks;
              if (!(idle_reply_timeout > 0)) {
                throw py::value_error("idle_reply_timeout must be a positive number of seconds");
@@ -341,7 +342,8 @@ void register_kernel_core_class(py::module_& m) {
            py::arg("env_root"), py::arg("env_name"), py::arg("argv"), py::arg("worker_script"),
            py::arg("repo_root"), py::arg("transport_factory"), py::arg("sandbox_mode") = py::none(),
            py::arg("hidden_paths") = std::vector<std::string>(), py::arg("capture_sinks") = false,
-           py::arg("idle_reply_timeout") = kernel::kDefaultIdleReplyTimeoutS)
+           py::arg("idle_reply_timeout") = kernel::kDefaultIdleReplyTimeoutS,
+           py::arg("read_paths") = std::vector<std::string>())
       .def("start", &KernelCore::start, py::arg("init_timeout"))
       .def("restart", &KernelCore::restart, py::arg("init_timeout"))
       .def("execute", &KernelCore::execute, py::arg("code"), py::arg("origin"), py::arg("cell_id"),

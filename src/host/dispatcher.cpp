@@ -224,6 +224,10 @@ Result<Json> HostDispatcher::gated_call(const HostMethod& row, const Json& decod
     record.permission_decision_id = verdict.decision_id;
     record.decided_by = verdict.decided_by;
     if (!verdict.allow) return permission_denied(verdict.message);
+    CallContext decided = context;
+    decided.permission_decision_id = verdict.decision_id;
+    decided.decided_by = verdict.decided_by;
+    return row.handler(*this, decoded, decided);
   }
   return row.handler(*this, decoded, context);
 }

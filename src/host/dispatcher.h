@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -36,6 +37,9 @@ struct HostSettings {
   std::string bash_allowed_roots;            // OPENAI4S_BASH_ALLOWED_ROOTS (':'-separated)
   std::string artifact_max_bytes;            // OPENAI4S_ARTIFACT_MAX_BYTES (one save)
   std::string artifact_quota_bytes;          // OPENAI4S_ARTIFACT_QUOTA_BYTES (one workspace)
+  // host.env's sources and budgets: kEnvInstallVariables (env_sources.h)
+  // by name, as the process environment has them.
+  std::map<std::string, std::string> env_install;
 };
 
 // Per-call state the embedder binds (the Python API's thread-local bindings).
@@ -49,6 +53,10 @@ struct CallContext {
   std::function<Result<Json>(const Json& spec)> authorize_override;
   // Asks a person when the policy says "ask"; empty = the unattended policy.
   Approver approver;
+  // Set by the dispatcher for a gated method's handler: the decision that
+  // let the call through (an install records it).
+  std::optional<std::string> permission_decision_id;
+  std::string decided_by;
 };
 
 // What a handler failing hard maps to at the edge (ValueError, KeyError,
@@ -79,6 +87,7 @@ class HostDispatcher {
   Result<std::string> workspace(const std::optional<std::string>& frame_id);
   void set_workspace(std::optional<std::string> workspace);
   std::shared_ptr<store::Store> store() const { return config_.store; }
+  const std::string& data_dir() const { return config_.data_dir; }
 
   // Artifact and provenance services (spec §8), the handlers' targets.
   Result<Json> save_artifact(const Json& spec, const CallContext& context);

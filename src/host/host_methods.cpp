@@ -4,6 +4,7 @@
 
 #include "host/dispatcher.h"
 #include "host/egress.h"
+#include "host/env_handlers.h"
 
 namespace o4s::host {
 
@@ -172,9 +173,10 @@ const HostMethod kMethods[] = {
     ungated("remember"),
     ungated("submit_output"),
     // Environments.
-    ungated("env_list"),
-    ungated("env_use"),
-    gated("env_setup", T::kNone, kAllow),
+    served(ungated("env_list"), &env_list),
+    served(ungated("env_use"), &env_use),
+    served(ungated("env_lock"), &env_lock),
+    served(gated("env_setup", T::kPackagesOrName, kAllow), &env_setup),
     // Skills.
     ungated("search_skills"),
     ungated("load_skill"),

@@ -38,6 +38,7 @@ enum class TargetKind {
   kFirstStringOrName,    // a string first argument, else spec.name
   kFirstStringOrDomain,  // a string first argument, else spec.domain
   kServerTool,           // "<spec.server>/<spec.tool>"
+  kPackagesOrName,       // spec.packages space-joined, else spec.name
 };
 
 // A standing rule seeded for the method's permission tool (spec §4.3).

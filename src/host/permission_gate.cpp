@@ -48,6 +48,18 @@ std::string first_string_or(const Json& args, const Json& spec, const char* key)
   return string_field(spec, key);
 }
 
+// A list's strings joined by spaces (a lone string as it is).
+std::string joined_strings(const Json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  std::string out;
+  if (!value.is_array()) return out;
+  for (const Json& item : value) {
+    if (!item.is_string()) continue;
+    out += (out.empty() ? "" : " ") + item.get<std::string>();
+  }
+  return out;
+}
+
 std::string either(std::string first, const Json& spec, const char* key) {
   return first.empty() ? string_field(spec, key) : first;
 }
@@ -89,6 +101,8 @@ std::string permission_target(const std::string& method, const Json& args) {
       return first_string_or(args, spec, "domain");
     case TargetKind::kServerTool:
       return string_field(spec, "server") + "/" + string_field(spec, "tool");
+    case TargetKind::kPackagesOrName:
+      return either(joined_strings(spec.value("packages", Json())), spec, "name");
   }
   return {};
 }

@@ -1,5 +1,6 @@
 #include "host_hooks/front_door.h"
 
+#include "host/env_library.h"
 #include "sandbox/kernel_sandbox.h"
 
 namespace o4s::host_hooks {
@@ -23,6 +24,10 @@ kernel::KernelOptions front_door_kernel_options(const FrontDoorKernel& kernel,
   options.worker_script = kernel.repo_root + "/openai4s/kernel/worker.py";
   options.repo_root = kernel.repo_root;
   options.hidden_paths = {kernel.data_dir};
+  // The workspace's host.env library, read-only (issue 30 part 2).
+  if (auto library = host::ensure_env_library(kernel.data_dir, kernel.workspace)) {
+    options.read_paths = {library.value()};
+  }
   if (kernel.language == "r") {
     // A moved temporary, not `= "r"`: GCC 12 misreports assigning the
     // literal over "repl" as an overlapping memcpy (-Wrestrict).

@@ -57,6 +57,21 @@ Result<std::unique_ptr<PipeTransport>> start_sandboxed(
   return started;
 }
 
+// A read path under a hidden directory the workspace shows (a data
+// directory inside the workspace) would need its mount point inside that
+// directory's read-only mask: it stays hidden with it.
+bool hidden_with_the_store(const std::string& path, const std::string& workspace,
+                           const std::vector<std::string>& hidden_paths) {
+  auto resolved = real_path(path);
+  auto shown = real_path(workspace);
+  if (!resolved || !shown) return true;
+  for (const auto& hidden : hidden_paths) {
+    auto masked = real_path(hidden);
+    if (masked && path_contains(*shown, *masked) && path_contains(*masked, *resolved)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 EnvironmentRequest child_environment_request(const KernelOptions& options,
@@ -160,6 +175,11 @@ Result<std::shared_ptr<Transport>> KernelManager::spawn_transport(
                         options_.repo_root};
   if (!options_.argv) spec.runtime_paths.push_back(options_.worker_script);
   if (options_.env_root) spec.runtime_paths.push_back(*options_.env_root);
+  for (const auto& path : options_.read_paths) {
+    if (!hidden_with_the_store(path, spec.workspace, spec.hidden_paths)) {
+      spec.runtime_paths.push_back(path);
+    }
+  }
   spec.request = std::move(request);
   auto started = start_sandboxed(options_.sandbox, spec);
   if (!started) return std::move(started).error();

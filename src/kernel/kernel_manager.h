@@ -50,6 +50,10 @@ struct KernelOptions {
   // directory: its database and artifacts). One equal to the workspace is
   // refused; one inside it is hidden by the sandbox.
   std::vector<std::string> hidden_paths;
+  // Host directories the worker reads but never writes, bound at the same
+  // path (the workspace's host.env library: installs land there while the
+  // kernel runs, and it imports them at once).
+  std::vector<std::string> read_paths;
   // Cell output arrives through per-cell fifos the host drains (the R
   // worker, spec §7.4) instead of as stdout_chunk frames.
   bool capture_sinks = false;

@@ -129,6 +129,7 @@ class Kernel:
             hidden_paths=[os.fspath(p) for p in getattr(dispatcher, "store_paths", ()) or ()],
             capture_sinks=bool(capture_sinks),
             idle_reply_timeout=_IDLE_REPLY_TIMEOUT_S,
+            read_paths=[os.fspath(p) for p in getattr(dispatcher, "env_paths", ()) or ()],
         )
         if hasattr(self._sandbox, "_bind"):
             self._sandbox._bind(self._core, remote=transport_factory is not None)

@@ -143,20 +143,55 @@ class Mcp(_Group):
         return self._call("mcp_call", [spec])
 
 
+# The host.env paths this worker put first on sys.path (one environment is
+# active at a time).
+_ENV_PATHS = []
+
+
+def _activate(result):
+    """Put the environment the host answered with first on sys.path (the
+    host installed it where this kernel reads it), replacing the one put
+    there before; a module already imported stays as it was loaded."""
+    if not isinstance(result, dict) or "python_path" not in result:
+        return result
+    import importlib
+    import sys
+
+    for path in _ENV_PATHS:
+        while path in sys.path:
+            sys.path.remove(path)
+    _ENV_PATHS.clear()
+    path = result.get("python_path")
+    if path:
+        sys.path.insert(0, path)
+        _ENV_PATHS.append(path)
+    importlib.invalidate_caches()
+    return result
+
+
 class Env(_Group):
+    """Environments on demand: the host installs packages (``"r:<name>"``
+    for an R package) into a workspace environment outside the sandbox,
+    and this kernel imports them at once."""
+
     __slots__ = ()
 
     def list(self, packages=None):
         return self._call("env_list", [{"packages": packages}])
 
     def use(self, name):
-        return self._call("env_use", [{"name": name}])
+        return _activate(self._call("env_use", [{"name": name}]))
 
     def list_dependencies(self, packages):
         return self._call("env_list", [{"packages": packages}])
 
     def create(self, name=None, packages=None):
-        return self._call("env_setup", [{"name": name, "packages": packages}])
+        return _activate(self._call("env_setup", [{"name": name, "packages": packages}]))
+
+    def lock(self, name=None):
+        """The environment (default: the active one) as a lock: versions
+        and sha256 hashes, and pip's ``requirements`` text with --hash."""
+        return self._call("env_lock", [{"name": name}])
 
 
 class App(_Group):

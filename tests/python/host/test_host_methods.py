@@ -30,6 +30,10 @@ SERVED = {
     "prov_record",
     "prov_resolve_path",
     "capabilities",
+    "env_setup",
+    "env_list",
+    "env_use",
+    "env_lock",
 }
 
 

@@ -1,0 +1,348 @@
+#include "host/env_handlers.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "base/ascii.h"
+#include "base/file_io.h"
+#include "base/scope_exit.h"
+#include "base/sha256.h"
+#include "host/dispatcher.h"
+#include "host/env_install.h"
+#include "host/env_library.h"
+#include "host/env_sources.h"
+
+namespace o4s::host {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::size_t kMaxPackages = 64;
+constexpr std::size_t kMaxRequirementChars = 200;
+constexpr const char* kDefaultEnv = "default";
+constexpr const char* kRPrefix = "r:";
+
+Json soft(const std::string& method, const std::string& message) {
+  return Json{{"error", method + ": " + message}};
+}
+
+Json spec_of(const Json& args) {
+  return !args.empty() && args[0].is_object() ? args[0] : Json::object();
+}
+
+bool valid_env_name(const std::string& name) {
+  if (name.empty() || name.size() > 64 || name.front() == '.') return false;
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return ascii::is_alnum(c) || c == '-' || c == '_' || c == '.'; });
+}
+
+// A requirement pip reads as a name and version constraints, never as an
+// option, a path or a URL.
+bool valid_requirement(const std::string& text) {
+  if (text.empty() || text.size() > kMaxRequirementChars || !ascii::is_alnum(text.front())) {
+    return false;
+  }
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return ascii::is_alnum(c) || std::string_view("._-[],=<>!~ ").find(c) != std::string_view::npos;
+  });
+}
+
+bool valid_r_name(const std::string& name) {
+  if (name.empty() || name.size() > 64 || !ascii::is_alpha(name.front())) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return ascii::is_alnum(c) || c == '.'; });
+}
+
+struct Request {
+  std::string name;
+  std::vector<std::string> python;  // requirements
+  std::vector<std::string> r;       // package names
+};
+
+Result<Request> parse_request(const Json& spec) {
+  Request request;
+  const Json& name = spec.contains("name") ? spec["name"] : Json();
+  request.name = name.is_string() ? name.get<std::string>() : kDefaultEnv;
+  if (!valid_env_name(request.name)) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "an environment name is 1-64 letters, digits, '-', '_' or '.'");
+  }
+  const Json packages = spec.contains("packages") ? spec["packages"] : Json();
+  Json list = packages.is_string() ? Json::array({packages}) : packages;
+  if (!list.is_array() || list.empty() || list.size() > kMaxPackages) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "packages must be a list of 1 to 64 package names");
+  }
+  for (const Json& item : list) {
+    std::string text = item.is_string() ? item.get<std::string>() : std::string();
+    if (text.starts_with(kRPrefix)) {
+      std::string r_name = text.substr(2);
+      if (!valid_r_name(r_name)) {
+        return make_error(ErrorCode::kInvalidArgument, "not an R package name: " + item.dump());
+      }
+      request.r.push_back(r_name);
+    } else if (valid_requirement(text)) {
+      request.python.push_back(text);
+    } else {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "not a package requirement (a name, optional extras and version "
+                        "constraints; no paths, URLs or options): " +
+                            item.dump());
+    }
+  }
+  return request;
+}
+
+Status check_url_sources(const EnvSources& sources, const HostSettings& settings) {
+  std::vector<std::string> urls = sources.find_links;
+  if (!sources.pip_index_url.empty()) urls.push_back(sources.pip_index_url);
+  for (const auto& url : urls) {
+    if (!is_url(url)) continue;
+    if (Status ok = check_source_url(url, settings, sources.allow_private); !ok) return ok;
+  }
+  return {};
+}
+
+// "<dir>/<name>_<version>.tar.gz", the newest by name order, from the first
+// repository that has one.
+std::optional<fs::path> find_r_tarball(const EnvSources& sources, const std::string& name) {
+  for (const auto& repo : sources.r_repos) {
+    std::vector<fs::path> found;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(repo, ec)) {
+      std::string file = entry.path().filename().string();
+      if (file.starts_with(name + "_") && file.ends_with(".tar.gz")) found.push_back(entry.path());
+    }
+    if (!found.empty()) return *std::max_element(found.begin(), found.end());
+  }
+  return std::nullopt;
+}
+
+std::string file_sha256(const std::string& path) {
+  auto text = read_file(path);
+  return text ? sha256_hex(text.value()) : std::string();
+}
+
+// What pip's report says it installed: name -> {version, sha256, source}.
+Json python_installed(const std::string& report_path) {
+  Json installed = Json::object();
+  auto text = read_file(report_path);
+  Json report = text ? Json::parse(text.value(), nullptr, false) : Json();
+  if (!report.is_object() || !report.contains("install")) return installed;
+  for (const Json& item : report["install"]) {
+    const Json& meta = item.value("metadata", Json::object());
+    const Json& download = item.value("download_info", Json::object());
+    std::string hash = download.value("archive_info", Json::object()).value("hash", "");
+    if (hash.starts_with("sha256=")) hash = hash.substr(7);
+    std::string name = ascii::lowered(meta.value("name", ""));
+    if (name.empty()) continue;
+    installed[name] = {{"version", meta.value("version", "")},
+                       {"sha256", hash},
+                       {"source", download.value("url", "")}};
+  }
+  return installed;
+}
+
+struct Staged {
+  Json python = Json::object();
+  Json r = Json::object();
+};
+
+Result<Staged> install_into(const std::string& stage, const Request& request,
+                            const EnvSources& sources) {
+  using Clock = std::chrono::steady_clock;
+  auto deadline =
+      Clock::now() + std::chrono::milliseconds(static_cast<long long>(sources.timeout_s * 1000));
+  Staged staged;
+  if (!request.python.empty()) {
+    const std::string report = stage + "/.pip-report.json";
+    if (Status ok = pip_install(sources, stage, report, request.python, deadline); !ok) {
+      return std::move(ok).error();
+    }
+    staged.python = python_installed(report);
+    fs::remove(report);
+  }
+  if (!request.r.empty()) {
+    std::vector<std::string> tarballs;
+    std::vector<std::string> dirs;
+    for (const auto& name : request.r) {
+      auto tarball = find_r_tarball(sources, name);
+      if (!tarball) {
+        return make_error(ErrorCode::kInvalidArgument,
+                          "unknown R package " + name + ": no " + name +
+                              "_<version>.tar.gz in the configured R repositories (" +
+                              sources.describe() + ")");
+      }
+      tarballs.push_back(tarball->string());
+      dirs.push_back(tarball->parent_path().string());
+      std::string file = tarball->filename().string();
+      std::string version = file.substr(name.size() + 1, file.size() - name.size() - 8);
+      staged.r[name] = {{"version", version},
+                        {"sha256", file_sha256(tarball->string())},
+                        {"source", "file://" + tarball->string()}};
+    }
+    std::string library = stage + "/r-library";
+    fs::create_directories(library);
+    if (Status ok = r_install(library, tarballs, dirs, deadline); !ok) return std::move(ok).error();
+  }
+  return staged;
+}
+
+// The paths a worker puts first on its import path for this generation.
+Json activation(const std::string& dir, const std::string& name, int generation) {
+  std::string site = python_site_dir(dir);
+  std::string r_library = dir + "/r-library";
+  return Json{{"name", name},
+              {"generation", generation},
+              {"python_path", site.empty() ? Json() : Json(site)},
+              {"r_library", fs::is_directory(r_library) ? Json(r_library) : Json()}};
+}
+
+Json install_record(const Request& request, const Staged& staged, const EnvSources& sources,
+                    const CallContext& context, int generation) {
+  Json packages = Json::array();
+  for (const auto& p : request.python) packages.push_back(p);
+  for (const auto& r : request.r) packages.push_back(std::string(kRPrefix) + r);
+  return Json{{"at", utc_timestamp()},
+              {"generation", generation},
+              {"packages", packages},
+              {"installed", {{"python", staged.python}, {"r", staged.r}}},
+              {"source", sources.describe()},
+              {"decision_id",
+               context.permission_decision_id ? Json(*context.permission_decision_id) : Json()},
+              {"decided_by", context.decided_by}};
+}
+
+Result<EnvLibrary> open_library(HostDispatcher& host, const CallContext& context) {
+  auto workspace = host.workspace(context.frame_id);
+  if (!workspace) return std::move(workspace).error();
+  return EnvLibrary::open(host.data_dir(), workspace.value());
+}
+
+}  // namespace
+
+Result<Json> env_setup(HostDispatcher& host, const Json& args, const CallContext& context) {
+  auto request = parse_request(spec_of(args));
+  if (!request) return soft("env_setup", request.error().message);
+  auto sources = env_sources_from(context.settings.env_install);
+  if (!sources) return soft("env_setup", sources.error().message);
+  if (Status ok = check_url_sources(*sources, context.settings); !ok) {
+    return soft("env_setup", ok.error().message);
+  }
+  auto library = open_library(host, context);
+  if (!library) return soft("env_setup", library.error().message);
+  Json state = library->state();
+  Json env = state["envs"].value(request->name, Json::object());
+  int current = env.value("generation", 0);
+  auto stage = library->stage(current ? library->generation_dir(request->name, current) : "");
+  if (!stage) return soft("env_setup", stage.error().message);
+  bool published = false;
+  ScopeExit cleanup([&] {
+    std::error_code ec;
+    if (!published) fs::remove_all(*stage, ec);
+  });
+  auto staged = install_into(*stage, *request, *sources);
+  const std::string unchanged = "; the environment '" + request->name + "' is unchanged";
+  if (!staged) {
+    return soft("env_setup",
+                staged.error().message + "\n(sources: " + sources->describe() + ")" + unchanged);
+  }
+  std::uint64_t bytes = tree_bytes(*stage);
+  if (bytes > sources->max_bytes) {
+    return soft("env_setup", "the environment would take " + std::to_string(bytes) +
+                                 " bytes, over its budget of " +
+                                 std::to_string(sources->max_bytes) + " (OPENAI4S_ENV_MAX_BYTES)" +
+                                 unchanged);
+  }
+  int generation = current + 1;
+  if (Status ok = library->publish(*stage, request->name, generation); !ok) {
+    return soft("env_setup", ok.error().message + unchanged);
+  }
+  published = true;
+  Json record = install_record(*request, *staged, *sources, context, generation);
+  env["generation"] = generation;
+  for (const char* language : {"python", "r"}) {
+    Json merged = env.value(language, Json::object());
+    merged.update(record["installed"][language]);
+    env[language] = merged;
+  }
+  env["installs"].push_back(record);
+  state["envs"][request->name] = env;
+  state["active"] = request->name;
+  if (Status ok = library->save(state); !ok) return soft("env_setup", ok.error().message);
+  Json result =
+      activation(library->generation_dir(request->name, generation), request->name, generation);
+  result["ok"] = true;
+  result["installed"] = record["installed"];
+  result["source"] = record["source"];
+  return result;
+}
+
+Result<Json> env_list(HostDispatcher& host, const Json& args, const CallContext& context) {
+  auto library = open_library(host, context);
+  if (!library) return soft("env_list", library.error().message);
+  Json state = library->state();
+  Json environments = Json::array();
+  for (const auto& [name, env] : state["envs"].items()) {
+    int generation = env.value("generation", 0);
+    Json row = activation(library->generation_dir(name, generation), name, generation);
+    row["active"] = state["active"] == name;
+    row["python"] = env.value("python", Json::object());
+    row["r"] = env.value("r", Json::object());
+    row["installs"] = env.value("installs", Json::array());
+    environments.push_back(row);
+  }
+  (void)args;
+  return Json{{"active", state["active"]}, {"environments", environments}};
+}
+
+Result<Json> env_use(HostDispatcher& host, const Json& args, const CallContext& context) {
+  Json spec = spec_of(args);
+  std::string name = spec.value("name", Json()).is_string() ? spec["name"].get<std::string>() : "";
+  auto library = open_library(host, context);
+  if (!library) return soft("env_use", library.error().message);
+  Json state = library->state();
+  // "system" (or no name) leaves every environment: the interpreter's own
+  // packages only.
+  if (name.empty() || name == "system") {
+    state["active"] = nullptr;
+    if (Status ok = library->save(state); !ok) return soft("env_use", ok.error().message);
+    return Json{{"name", nullptr}, {"python_path", nullptr}, {"r_library", nullptr}};
+  }
+  if (!state["envs"].contains(name)) {
+    return soft("env_use", "no environment named '" + name + "' (host.env.list() shows them)");
+  }
+  int generation = state["envs"][name].value("generation", 0);
+  state["active"] = name;
+  if (Status ok = library->save(state); !ok) return soft("env_use", ok.error().message);
+  return activation(library->generation_dir(name, generation), name, generation);
+}
+
+Result<Json> env_lock(HostDispatcher& host, const Json& args, const CallContext& context) {
+  Json spec = spec_of(args);
+  auto library = open_library(host, context);
+  if (!library) return soft("env_lock", library.error().message);
+  Json state = library->state();
+  Json name = spec.value("name", Json());
+  if (!name.is_string()) name = state["active"];
+  if (!name.is_string() || !state["envs"].contains(name.get<std::string>())) {
+    return soft("env_lock", "no environment to lock (name one, or create one first)");
+  }
+  const Json& env = state["envs"][name.get<std::string>()];
+  std::string requirements;
+  Json python = env.value("python", Json::object());
+  for (const auto& [package, facts] : python.items()) {
+    requirements += package + "==" + facts.value("version", "");
+    if (!facts.value("sha256", "").empty())
+      requirements += " --hash=sha256:" + facts.value("sha256", "");
+    requirements += "\n";
+  }
+  return Json{{"name", name},
+              {"generation", env.value("generation", 0)},
+              {"python", python},
+              {"r", env.value("r", Json::object())},
+              {"requirements", requirements}};
+}
+
+}  // namespace o4s::host

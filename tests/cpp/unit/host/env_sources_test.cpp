@@ -1,0 +1,85 @@
+// host.env's source settings and the one check every URL source passes
+// (issue 30 part 2): pure functions, no network (literal addresses only).
+#include "host/env_sources.h"
+
+#include <gtest/gtest.h>
+
+#include "host/dispatcher.h"
+
+namespace o4s::host {
+namespace {
+
+using Variables = std::map<std::string, std::string>;
+
+TEST(EnvSources, DefaultsAreOfflineWithBudgets) {
+  auto sources = env_sources_from({});
+  ASSERT_TRUE(sources.ok());
+  EXPECT_FALSE(sources->any_url());
+  EXPECT_EQ(sources->describe(), "no source configured");
+  EXPECT_EQ(sources->timeout_s, 600);
+  EXPECT_EQ(sources->max_bytes, std::uint64_t{2} << 30);
+  EXPECT_EQ(sources->python, "/usr/bin/python3");
+}
+
+TEST(EnvSources, ListsAndBudgetsParse) {
+  auto sources = env_sources_from(
+      Variables{{"OPENAI4S_ENV_FIND_LINKS", " /srv/wheels , https://example.org/links "},
+                {"OPENAI4S_ENV_R_REPOS", "/srv/r"},
+                {"OPENAI4S_ENV_TIMEOUT", "30"},
+                {"OPENAI4S_ENV_MAX_BYTES", "512M"},
+                {"OPENAI4S_ENV_ALLOW_PRIVATE_SOURCES", "yes"}});
+  ASSERT_TRUE(sources.ok()) << sources.error().message;
+  EXPECT_EQ(sources->find_links,
+            (std::vector<std::string>{"/srv/wheels", "https://example.org/links"}));
+  EXPECT_TRUE(sources->any_url());
+  EXPECT_EQ(sources->r_repos, std::vector<std::string>{"/srv/r"});
+  EXPECT_EQ(sources->timeout_s, 30);
+  EXPECT_EQ(sources->max_bytes, std::uint64_t{512} << 20);
+  EXPECT_TRUE(sources->allow_private);
+  EXPECT_EQ(sources->describe(),
+            "find-links /srv/wheels, https://example.org/links; r-repos /srv/r");
+}
+
+TEST(EnvSources, BadValuesNameTheirVariable) {
+  for (const auto& [name, value] : Variables{{"OPENAI4S_ENV_FIND_LINKS", "relative/dir"},
+                                             {"OPENAI4S_ENV_R_REPOS", "https://cran.r-project.org"},
+                                             {"OPENAI4S_ENV_TIMEOUT", "-1"},
+                                             {"OPENAI4S_ENV_MAX_BYTES", "lots"},
+                                             {"OPENAI4S_ENV_PYTHON", "python3"}}) {
+    auto sources = env_sources_from(Variables{{name, value}});
+    ASSERT_FALSE(sources.ok()) << name;
+    EXPECT_NE(sources.error().message.find(name), std::string::npos) << sources.error().message;
+  }
+}
+
+TEST(EnvSources, LoopbackAndPrivateAddressesAreRefusedUnlessAllowed) {
+  HostSettings settings;
+  for (const char* url : {"http://127.0.0.1:8000/simple", "http://10.1.2.3/", "http://[::1]/x",
+                          "https://192.168.0.4/s", "http://169.254.169.254/latest",
+                          "http://localhost/simple", "http://user@172.16.0.1:80/"}) {
+    Status checked = check_source_url(url, settings, false);
+    ASSERT_FALSE(checked.ok()) << url;
+    EXPECT_NE(checked.error().message.find("loopback or private"), std::string::npos) << url;
+    EXPECT_TRUE(check_source_url(url, settings, true).ok()) << url;
+  }
+}
+
+TEST(EnvSources, OnlyHttpUrlsWithAHost) {
+  HostSettings settings;
+  EXPECT_FALSE(check_source_url("file:///etc/passwd", settings, true).ok());
+  EXPECT_FALSE(check_source_url("ftp://8.8.8.8/x", settings, true).ok());
+  EXPECT_FALSE(check_source_url("http:///simple", settings, true).ok());
+}
+
+TEST(EnvSources, TheEgressAllowlistAppliesInAllowlistMode) {
+  HostSettings settings;
+  settings.egress_mode = "allowlist";
+  Status blocked = check_source_url("http://127.0.0.1/simple", settings, true);
+  ASSERT_FALSE(blocked.ok());
+  EXPECT_NE(blocked.error().message.find("egress allowlist"), std::string::npos);
+  settings.egress_mode = "off";
+  EXPECT_TRUE(check_source_url("http://127.0.0.1/simple", settings, true).ok());
+}
+
+}  // namespace
+}  // namespace o4s::host
