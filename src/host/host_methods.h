@@ -50,6 +50,10 @@ struct DefaultRule {
 using Json = nlohmann::json;
 using HostHandler = Result<Json> (*)(HostDispatcher& host, const Json& args,
                                      const CallContext& context);
+// Runs before the permission gate; a value answers the call without asking
+// anyone (a malformed argument, or nothing left to ask for).
+using BeforeGate = std::optional<Json> (*)(HostDispatcher& host, const Json& args,
+                                           const CallContext& context);
 
 struct HostMethod {
   std::string_view name;
@@ -69,6 +73,11 @@ struct HostMethod {
   std::size_t max_args = 1;
   // Null: the worker SDK may call it but this host does not serve it.
   HostHandler handler = nullptr;
+  BeforeGate before_gate = nullptr;
+  // Appended to a refusal nobody answered (unattended): how to allow it.
+  std::string (*refusal_hint)(const Json& args) = nullptr;
+  // The audit row's outcome for a successful result; null: "ok".
+  std::string (*outcome_text)(const Json& result) = nullptr;
 };
 
 // Every method the worker SDK may call, in one table.

@@ -30,6 +30,9 @@ SERVED = {
     "prov_record",
     "prov_resolve_path",
     "capabilities",
+    "web_fetch",
+    "web_download",
+    "request_network_access",
 }
 
 
