@@ -167,13 +167,7 @@ class Converter {
       if (markdown_) out_ += "---";
       block(2);
     } else if (n == "pre") {
-      block(2);
-      if (markdown_) out_ += "```\n";
-      pre_ += tag.closing ? -1 : 1;
-      if (pre_ < 0) pre_ = 0;
-      if (tag.closing && markdown_) {
-        if (!out_.empty() && out_.back() != '\n') out_ += '\n';
-      }
+      preformatted(tag.closing);
     } else if (n == "td" || n == "th") {
       if (!tag.closing) emit(markdown_ ? " | " : "\t");
     } else if (n == "a") {
@@ -219,6 +213,22 @@ class Converter {
     for (auto it = out_.rbegin(); it != out_.rend() && *it == '\n'; ++it) ++have;
     if (out_.empty()) return;
     for (; have < newlines; ++have) out_ += '\n';
+  }
+
+  // Whitespace inside is kept; in Markdown the block is fenced.
+  void preformatted(bool closing) {
+    if (!closing) {
+      block(2);
+      if (markdown_) out_ += "```\n";
+      ++pre_;
+      return;
+    }
+    if (pre_ > 0) --pre_;
+    if (markdown_) {
+      if (!out_.empty() && out_.back() != '\n') out_ += '\n';
+      out_ += "```";
+    }
+    block(2);
   }
 
   void link(const Tag& tag) {
