@@ -35,5 +35,5 @@ def test_yes_grants_and_no_refuses(pane):
     pane.wait_for_text("denied by user")
     # The first grant stands for the session: asked again, nobody is prompted.
     pane.send("host.request_network_access('granted.test')['asked']", "Enter")
-    pane.wait_for(lambda text: "Out[" in text and "False" in text.split("Out[")[-1], "asked False")
+    pane.wait_for(lambda text: "['asked']\nFalse\n" in text, "the answer, asked False")
     assert pane.text().count("Allow? [y]es once") == 2
