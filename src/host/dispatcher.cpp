@@ -235,7 +235,8 @@ Result<Json> HostDispatcher::gated_call(const HostMethod& row, const Json& decod
     if (!verdict.allow) {
       Json denied = permission_denied(verdict.message);
       if (row.refusal_hint != nullptr && verdict.decided_by == "unattended") {
-        denied["error"] = denied["error"].get<std::string>() + row.refusal_hint(decoded);
+        denied["error"] =
+            denied["error"].get<std::string>() + row.refusal_hint(decoded, verdict.message);
       }
       return denied;
     }

@@ -74,8 +74,9 @@ struct HostMethod {
   // Null: the worker SDK may call it but this host does not serve it.
   HostHandler handler = nullptr;
   BeforeGate before_gate = nullptr;
-  // Appended to a refusal nobody answered (unattended): how to allow it.
-  std::string (*refusal_hint)(const Json& args) = nullptr;
+  // Appended to a refusal nobody answered (unattended, or a client that
+  // cannot ask): how to allow it instead. `why` is the gate's reason.
+  std::string (*refusal_hint)(const Json& args, std::string_view why) = nullptr;
   // The audit row's outcome for a successful result; null: "ok".
   std::string (*outcome_text)(const Json& result) = nullptr;
 };

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/result.h"
 #include "host/egress_policy.h"
@@ -36,7 +37,7 @@ std::optional<Json> network_access_before_gate(HostDispatcher& host, const Json&
 Result<Json> request_network_access(HostDispatcher& host, const Json& args,
                                     const CallContext& context);
 // Appended to a refusal nobody answered: how to allow the domain instead.
-std::string network_access_refusal_hint(const Json& args);
+std::string network_access_refusal_hint(const Json& args, std::string_view why);
 
 // The audit log's outcome for a finished fetch or download:
 // "HTTP 200, 1234 bytes, egress: allowlist".

@@ -78,11 +78,16 @@ Result<Json> request_network_access(HostDispatcher& host, const Json& args,
               {"granted", true}, {"asked", true},    {"scope", "conversation"}};
 }
 
-std::string network_access_refusal_hint(const Json& args) {
+std::string network_access_refusal_hint(const Json& args, std::string_view why) {
   const std::string domain = normalized_domain(requested_domain(args));
-  return " -- nobody could be asked to allow '" + domain +
-         "' here; to allow it without asking, add it to OPENAI4S_EGRESS_ALLOW (or run with "
-         "OPENAI4S_UNATTENDED_APPROVAL=allow)";
+  std::string hint = " -- nobody could be asked to allow '" + domain +
+                     "' here; to allow it without asking, add it to OPENAI4S_EGRESS_ALLOW";
+  // A front door that ignores the unattended policy (an MCP server whose
+  // client cannot show prompts) must not be advised to set it.
+  if (why.find("cannot show approval prompts") == std::string_view::npos) {
+    hint += " (or run with OPENAI4S_UNATTENDED_APPROVAL=allow)";
+  }
+  return hint;
 }
 
 std::string web_outcome(const Json& result) {
