@@ -20,6 +20,7 @@ core_packages=(
   python3 python3-dev python3-venv python3-numpy python3-matplotlib
   python3-prompt-toolkit python3-jedi
   pybind11-dev nlohmann-json3-dev libsimdjson-dev libssl-dev libsqlite3-dev libseccomp-dev
+  libcurl4-openssl-dev
   libboost-dev libgtest-dev libgmock-dev bubblewrap
   r-base-core r-cran-jsonlite
 )

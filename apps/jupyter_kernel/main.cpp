@@ -142,6 +142,8 @@ o4s::host::HostSettings host_settings() {
   o4s::host::HostSettings settings;
   settings.unattended_approval = env_or("OPENAI4S_UNATTENDED_APPROVAL", "deny");
   settings.egress_mode = env_or("OPENAI4S_EGRESS", "");
+  settings.egress_allow = env_or("OPENAI4S_EGRESS_ALLOW", "");
+  settings.egress_allow_private = env_or("OPENAI4S_EGRESS_ALLOW_PRIVATE", "");
   settings.bash_allowed_roots = env_or("OPENAI4S_BASH_ALLOWED_ROOTS", "");
   for (std::string_view name : o4s::host::kEnvInstallVariables) {
     std::string key(name);

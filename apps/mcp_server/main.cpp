@@ -220,6 +220,8 @@ int main(int argc, char** argv) {
   if (!resolve_paths(flags.pool)) return 2;
   flags.pool.host.unattended_approval = "deny";  // fail closed: no elicitation, no allow
   flags.pool.host.egress_mode = env_or("OPENAI4S_EGRESS", "");
+  flags.pool.host.egress_allow = env_or("OPENAI4S_EGRESS_ALLOW", "");
+  flags.pool.host.egress_allow_private = env_or("OPENAI4S_EGRESS_ALLOW_PRIVATE", "");
   flags.pool.host.bash_allowed_roots = env_or("OPENAI4S_BASH_ALLOWED_ROOTS", "");
   for (std::string_view name : o4s::host::kEnvInstallVariables) {
     std::string key(name);

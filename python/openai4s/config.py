@@ -105,7 +105,8 @@ class SecurityConfig:
         )
     )
     audit_hook: bool = field(default_factory=lambda: _env_flag("OPENAI4S_SAFETY_AUDIT_HOOK", True))
-    egress_mode: str = field(default_factory=lambda: os.environ.get("OPENAI4S_EGRESS", "off"))
+    # Our default is the allowlist (issue 30); "off" is an explicit opt-in.
+    egress_mode: str = field(default_factory=lambda: os.environ.get("OPENAI4S_EGRESS", "allowlist"))
 
 
 def _default_skills_dir():

@@ -248,6 +248,8 @@ host::HostSettings current_settings() {
   host::HostSettings settings;
   settings.unattended_approval = get("OPENAI4S_UNATTENDED_APPROVAL", "deny");
   settings.egress_mode = get("OPENAI4S_EGRESS", "");
+  settings.egress_allow = get("OPENAI4S_EGRESS_ALLOW", "");
+  settings.egress_allow_private = get("OPENAI4S_EGRESS_ALLOW_PRIVATE", "");
   settings.bash_allowed_roots = get("OPENAI4S_BASH_ALLOWED_ROOTS", "");
   settings.artifact_max_bytes = get("OPENAI4S_ARTIFACT_MAX_BYTES", "");
   settings.artifact_quota_bytes = get("OPENAI4S_ARTIFACT_QUOTA_BYTES", "");

@@ -52,6 +52,9 @@ std::string call_outcome(const std::string& method, const Result<Json>& outcome)
   // The shell runs in the worker after this; its exit code is the row the
   // result leaves (method "bash").
   const HostMethod* row = find_host_method(method);
+  if (row != nullptr && row->outcome_text != nullptr && value.is_object()) {
+    return one_line(row->outcome_text(value), kOutcomeChars);
+  }
   return row != nullptr && row->keyed_by_command ? "allowed" : "ok";
 }
 

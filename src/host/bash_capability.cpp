@@ -200,7 +200,7 @@ Refusal check_content(const BashContext& context, Request& request) {
   if (context.egress_allowlist) {
     std::optional<std::string> blocked;
     try {
-      blocked = first_blocked_domain(request.domains);
+      blocked = first_blocked_domain(request.domains, context.egress_also_allowed);
     } catch (const std::exception& error) {
       return refuse(std::string("egress policy unavailable: ") + error.what());
     }

@@ -25,6 +25,8 @@ struct BashContext {
   std::optional<std::string> generation;   // trusted (bound) worker generation
   std::vector<std::string> allowed_roots;  // OPENAI4S_BASH_ALLOWED_ROOTS entries
   bool egress_allowlist = false;           // OPENAI4S_EGRESS allowlist mode
+  // OPENAI4S_EGRESS_ALLOW and the conversation's request_network_access grants.
+  std::vector<std::string> egress_also_allowed;
 };
 
 class BashAuthorizationService {

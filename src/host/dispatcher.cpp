@@ -10,6 +10,7 @@
 #include "host/host_methods.h"
 #include "host/permission_gate.h"
 #include "host/precheck.h"
+#include "host/web_methods.h"
 
 namespace o4s::host {
 
@@ -126,6 +127,11 @@ Json HostDispatcher::authorize_bash(const Json& spec, const CallContext& context
   bash.generation = context.bash_generation;
   bash.allowed_roots = allowed_roots(context.settings);
   bash.egress_allowlist = egress_allowlist_mode(context.settings.egress_mode);
+  if (auto policy = session_egress_policy(*this, context)) {
+    bash.egress_also_allowed = policy->extra_domains;
+    bash.egress_also_allowed.insert(bash.egress_also_allowed.end(), policy->session_domains.begin(),
+                                    policy->session_domains.end());
+  }
   return bash_.authorize(spec, bash);
 }
 
@@ -214,6 +220,9 @@ Result<Json> HostDispatcher::gated_call(const HostMethod& row, const Json& decod
         {"error",
          "Permission denied: access to secret files (e.g. .env / keys) is blocked: " + *secret}};
   }
+  if (row.before_gate != nullptr) {
+    if (auto answered = row.before_gate(*this, decoded, context)) return std::move(*answered);
+  }
   if (!row.gate.empty()) {
     const std::string method(row.name);
     const std::string target = permission_target(method, decoded);
@@ -223,7 +232,14 @@ Result<Json> HostDispatcher::gated_call(const HostMethod& row, const Json& decod
              context.approver, permission_target_verbatim(method, decoded, target));
     record.permission_decision_id = verdict.decision_id;
     record.decided_by = verdict.decided_by;
-    if (!verdict.allow) return permission_denied(verdict.message);
+    if (!verdict.allow) {
+      Json denied = permission_denied(verdict.message);
+      if (row.refusal_hint != nullptr && verdict.decided_by == "unattended") {
+        denied["error"] =
+            denied["error"].get<std::string>() + row.refusal_hint(decoded, verdict.message);
+      }
+      return denied;
+    }
     CallContext decided = context;
     decided.permission_decision_id = verdict.decision_id;
     decided.decided_by = verdict.decided_by;

@@ -34,6 +34,8 @@ struct DispatcherConfig {
 struct HostSettings {
   std::string unattended_approval = "deny";  // OPENAI4S_UNATTENDED_APPROVAL
   std::string egress_mode;                   // OPENAI4S_EGRESS
+  std::string egress_allow;                  // OPENAI4S_EGRESS_ALLOW (extra domains)
+  std::string egress_allow_private;          // OPENAI4S_EGRESS_ALLOW_PRIVATE (IPs / CIDRs)
   std::string bash_allowed_roots;            // OPENAI4S_BASH_ALLOWED_ROOTS (':'-separated)
   std::string artifact_max_bytes;            // OPENAI4S_ARTIFACT_MAX_BYTES (one save)
   std::string artifact_quota_bytes;          // OPENAI4S_ARTIFACT_QUOTA_BYTES (one workspace)

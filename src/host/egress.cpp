@@ -3,6 +3,7 @@
 #include <array>
 
 #include "base/ascii.h"
+#include "host/egress_policy.h"
 
 namespace o4s::host {
 
@@ -52,9 +53,12 @@ bool egress_domain_allowed(std::string_view domain) {
   return false;
 }
 
-std::optional<std::string> first_blocked_domain(const std::vector<std::string>& domains) {
+std::optional<std::string> first_blocked_domain(const std::vector<std::string>& domains,
+                                                const std::vector<std::string>& also_allowed) {
+  EgressPolicy policy;
+  policy.extra_domains = also_allowed;
   for (const std::string& domain : domains) {
-    if (!egress_domain_allowed(domain)) return domain;
+    if (!domain_basis(policy, domain)) return domain;
   }
   return std::nullopt;
 }
@@ -69,13 +73,7 @@ std::string egress_block_message(std::string_view domain) {
 }
 
 bool egress_allowlist_mode(std::string_view mode) {
-  auto first = mode.find_first_not_of(" \t\r\n");
-  auto last = mode.find_last_not_of(" \t\r\n");
-  std::string word = first == std::string_view::npos
-                         ? std::string()
-                         : ascii::lowered(mode.substr(first, last - first + 1));
-  return word == "allowlist" || word == "allow_list" || word == "on" || word == "1" ||
-         word == "enforce";
+  return parse_egress_mode(mode) == EgressMode::kAllowlist;
 }
 
 }  // namespace o4s::host

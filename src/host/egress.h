@@ -13,11 +13,14 @@ namespace o4s::host {
 // True for an allowlisted domain or any subdomain of one (case-insensitive).
 bool egress_domain_allowed(std::string_view domain);
 
-// The first domain that is not allowed, if any.
-std::optional<std::string> first_blocked_domain(const std::vector<std::string>& domains);
+// The first domain that is not allowed, if any. `also_allowed`: the
+// configured extras and the session's grants (each with its subdomains).
+std::optional<std::string> first_blocked_domain(const std::vector<std::string>& domains,
+                                                const std::vector<std::string>& also_allowed = {});
 
-// Whether OPENAI4S_EGRESS's value turns the allowlist on ("allowlist",
-// "allow_list", "on", "1", "enforce"; case and surrounding blanks ignored).
+// Whether OPENAI4S_EGRESS's value leaves the allowlist on: our default,
+// stricter than the reference's (issue 30); only an explicit "off" (or
+// "0", "false", "no", "none", "open") turns it off (egress_policy.h).
 bool egress_allowlist_mode(std::string_view mode);
 
 // The user-visible refusal for `domain` (the proxy's 403 text).

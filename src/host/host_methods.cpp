@@ -5,6 +5,7 @@
 #include "host/dispatcher.h"
 #include "host/egress.h"
 #include "host/env_handlers.h"
+#include "host/web_methods.h"
 
 namespace o4s::host {
 
@@ -32,17 +33,20 @@ Result<Json> record_bash(HostDispatcher& host, const Json& args, const CallConte
   return host.record_bash(first_spec(args), context.bash_generation);
 }
 
-Result<Json> egress_check(HostDispatcher&, const Json& args, const CallContext& context) {
+// The worker's pre-check of a shell command's URLs: the same policy as a
+// fetch (extras and the conversation's grants included), names only.
+Result<Json> egress_check(HostDispatcher& host, const Json& args, const CallContext& context) {
   Json spec = first_spec(args);
   if (!egress_allowlist_mode(context.settings.egress_mode) || !spec.contains("domains") ||
       !spec["domains"].is_array()) {
     return Json{{"blocked", nullptr}};
   }
+  auto policy = session_egress_policy(host, context);
   for (const Json& domain : spec["domains"]) {
     if (!domain.is_string()) continue;
-    std::string host = domain.get<std::string>();
-    if (!egress_domain_allowed(host)) {
-      return Json{{"blocked", host}, {"message", egress_block_message(host)}};
+    std::string name = domain.get<std::string>();
+    if (!policy || !domain_basis(*policy, name)) {
+      return Json{{"blocked", name}, {"message", egress_block_message(name)}};
     }
   }
   return Json{{"blocked", nullptr}};
@@ -65,7 +69,7 @@ Result<Json> capabilities(HostDispatcher&, const Json&, const CallContext&) {
               {"artifacts", true},
               {"provenance", true},
               {"llm", false},
-              {"web", false},
+              {"web", true},
               {"delegation", false},
               {"host_capability_version", "2"}};
 }
@@ -116,6 +120,22 @@ constexpr HostMethod bash_capability() {
   return row;
 }
 
+// A fetch or download: its audit outcome is the status, bytes and egress basis.
+constexpr HostMethod web(HostMethod row) {
+  row.outcome_text = &web_outcome;
+  return row;
+}
+
+// No standing rule: a domain the policy does not already allow is put to
+// the person (REPL prompt, Jupyter input_request, MCP elicitation).
+constexpr HostMethod network_access() {
+  HostMethod row = gated("request_network_access", T::kFirstStringOrDomain);
+  row.handler = &request_network_access;
+  row.before_gate = &network_access_before_gate;
+  row.refusal_hint = &network_access_refusal_hint;
+  return row;
+}
+
 constexpr HostMethod credential(std::string_view name) {
   HostMethod row = gated(name, T::kFirstStringOrName, kAsk);
   row.summary_hidden = true;  // a credential's name is the one thing its row may not show
@@ -158,12 +178,12 @@ const HostMethod kMethods[] = {
     gated("glob", T::kPattern, kAllow),
     gated("grep", T::kPattern, kAllow),
     gated("list_dir", T::kPathOrDot, kAllow),
-    gated("web_fetch", T::kUrlHost, kAllow),
+    web(served(gated("web_fetch", T::kUrlHost, kAllow), &web_fetch)),
     gated("web_search", T::kQuery, kAllow),
-    ungated("web_download"),
+    web(served(secret_path(ungated("web_download")), &web_download)),
     ungated("science_list_dbs"),
     ungated("science_search", kAllowSince2),
-    gated("request_network_access", T::kFirstStringOrDomain),
+    network_access(),
     // Progress, memory, completion.
     ungated("todo_write"),
     ungated("todo_read"),

@@ -51,6 +51,10 @@ struct DefaultRule {
 using Json = nlohmann::json;
 using HostHandler = Result<Json> (*)(HostDispatcher& host, const Json& args,
                                      const CallContext& context);
+// Runs before the permission gate; a value answers the call without asking
+// anyone (a malformed argument, or nothing left to ask for).
+using BeforeGate = std::optional<Json> (*)(HostDispatcher& host, const Json& args,
+                                           const CallContext& context);
 
 struct HostMethod {
   std::string_view name;
@@ -70,6 +74,12 @@ struct HostMethod {
   std::size_t max_args = 1;
   // Null: the worker SDK may call it but this host does not serve it.
   HostHandler handler = nullptr;
+  BeforeGate before_gate = nullptr;
+  // Appended to a refusal nobody answered (unattended, or a client that
+  // cannot ask): how to allow it instead. `why` is the gate's reason.
+  std::string (*refusal_hint)(const Json& args, std::string_view why) = nullptr;
+  // The audit row's outcome for a successful result; null: "ok".
+  std::string (*outcome_text)(const Json& result) = nullptr;
 };
 
 // Every method the worker SDK may call, in one table.

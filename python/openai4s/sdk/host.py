@@ -234,6 +234,9 @@ class _Host:
     def web_fetch(
         self, url, *, format="markdown", timeout=30, max_chars=20000, method="GET", user_agent=None
     ):
+        """The page at `url` as text (HTML as Markdown, or "text", or "html"
+        as sent), at most `max_chars`; the host fetches it under its egress
+        policy. Returns a dict: text, status, final_url, bytes, truncated."""
         spec = {
             "url": url,
             "format": format,
@@ -245,6 +248,9 @@ class _Host:
         return self._call("web_fetch", [spec])
 
     def web_download(self, url, path, *, max_bytes=None, timeout=60, user_agent=None):
+        """Saves `url` to `path` in the workspace, whole or not at all (at most
+        `max_bytes`, default 1 GiB, within `timeout` seconds); the host fetches
+        it under its egress policy. Returns a dict: path, bytes, sha256, status."""
         spec = {
             "url": url,
             "path": _path(path),
@@ -307,6 +313,8 @@ class _Host:
         return self._call("score_mutations", [spec])
 
     def request_network_access(self, domain, *, reason=None):
+        """Asks the person to let the host fetch from `domain` for the rest of
+        this conversation; refused when nobody can be asked."""
         return self._call("request_network_access", [{"domain": domain, "reason": reason}])
 
     def todo_write(self, todos):

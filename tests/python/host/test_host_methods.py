@@ -34,6 +34,9 @@ SERVED = {
     "env_list",
     "env_use",
     "env_lock",
+    "web_fetch",
+    "web_download",
+    "request_network_access",
 }
 
 
