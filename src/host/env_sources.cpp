@@ -10,6 +10,7 @@
 #include "base/ascii.h"
 #include "host/dispatcher.h"
 #include "host/egress.h"
+#include "host/egress_policy.h"
 
 namespace o4s::host {
 
@@ -214,8 +215,13 @@ Status check_source_url(std::string_view url, const HostSettings& settings, bool
                             "OPENAI4S_ENV_ALLOW_PRIVATE_SOURCES=1 to allow it");
     }
   }
-  if (egress_allowlist_mode(settings.egress_mode) && !egress_domain_allowed(host)) {
-    return make_error(ErrorCode::kInvalidArgument, egress_block_message(host));
+  // The same judge as web_fetch and web_download (mode, the grouped
+  // allowlist, OPENAI4S_EGRESS_ALLOW); the install's own sandbox then gets
+  // the network only for this source.
+  auto policy = make_egress_policy(settings.egress_mode, settings.egress_allow, "");
+  if (!policy) return std::move(policy).error();
+  if (!domain_basis(*policy, host)) {
+    return make_error(ErrorCode::kInvalidArgument, egress_refusal(host));
   }
   return {};
 }

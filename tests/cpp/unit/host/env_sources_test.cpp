@@ -54,6 +54,7 @@ TEST(EnvSources, BadValuesNameTheirVariable) {
 
 TEST(EnvSources, LoopbackAndPrivateAddressesAreRefusedUnlessAllowed) {
   HostSettings settings;
+  settings.egress_mode = "off";  // the private-address rule holds whatever the egress mode
   for (const char* url : {"http://127.0.0.1:8000/simple", "http://10.1.2.3/", "http://[::1]/x",
                           "https://192.168.0.4/s", "http://169.254.169.254/latest",
                           "http://localhost/simple", "http://user@172.16.0.1:80/"}) {
@@ -77,6 +78,9 @@ TEST(EnvSources, TheEgressAllowlistAppliesInAllowlistMode) {
   Status blocked = check_source_url("http://127.0.0.1/simple", settings, true);
   ASSERT_FALSE(blocked.ok());
   EXPECT_NE(blocked.error().message.find("egress allowlist"), std::string::npos);
+  settings.egress_allow = "127.0.0.1";  // a configured extra, as for web_fetch
+  EXPECT_TRUE(check_source_url("http://127.0.0.1/simple", settings, true).ok());
+  settings.egress_allow.clear();
   settings.egress_mode = "off";
   EXPECT_TRUE(check_source_url("http://127.0.0.1/simple", settings, true).ok());
 }
