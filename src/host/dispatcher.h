@@ -11,6 +11,7 @@
 #include <string>
 
 #include "base/result.h"
+#include "host/background_jobs.h"
 #include "host/bash_capability.h"
 #include "host/host_methods.h"
 #include "host/permission_gate.h"
@@ -49,6 +50,8 @@ struct CallContext {
   std::function<Result<Json>(const Json& spec)> authorize_override;
   // Asks a person when the policy says "ask"; empty = the unattended policy.
   Approver approver;
+  // The calling kernel's background jobs; null: it cannot start any.
+  std::shared_ptr<BackgroundJobs> background;
 };
 
 // What a handler failing hard maps to at the edge (ValueError, KeyError,
@@ -57,7 +60,9 @@ enum class HandlerErrorKind { kValue, kKey, kFileNotFound, kRuntime };
 Error handler_error(HandlerErrorKind kind, std::string message);
 HandlerErrorKind handler_error_kind(const Error& error);
 
-class HostDispatcher {
+// Shared-owned by its embedders: a background job's worker holds it weakly
+// (weak_from_this) so its host calls reach the dispatcher that started it.
+class HostDispatcher : public std::enable_shared_from_this<HostDispatcher> {
  public:
   explicit HostDispatcher(DispatcherConfig config);
 

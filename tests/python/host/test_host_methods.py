@@ -30,6 +30,10 @@ SERVED = {
     "prov_record",
     "prov_resolve_path",
     "capabilities",
+    "exec_background",
+    "exec_peek",
+    "exec_interrupt",
+    "exec_list",
 }
 
 
