@@ -287,3 +287,21 @@ def test_a_job_printing_50_mb_keeps_its_output_bounded(kernel):
     assert job["output_bytes"] >= 1_000_000
     assert job["dropped_bytes"] > 700_000
     assert job["output_bytes"] > job["dropped_bytes"] + 200_000
+
+
+def test_a_stock_dispatcher_reached_through_python_starts_jobs_too(dispatcher, workspace):
+    # An instance-level authorize sends every host call through the Python
+    # dispatcher (host_dispatch._stock): the kernel's jobs must still be
+    # reachable there.
+    from openai4s.host_dispatch import _native_route
+
+    service = dispatcher._bash_authorization
+    service.authorize = service.authorize
+    allow_background(dispatcher)
+    k = Kernel(dispatcher=dispatcher, cwd=str(workspace))
+    try:
+        assert _native_route(k) is None
+        exec_id = start(k, "print('through python')")
+        assert wait_state(k, exec_id, "done", "error", "crashed")["output"] == "through python\n"
+    finally:
+        k.shutdown()
