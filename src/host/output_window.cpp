@@ -24,7 +24,10 @@ void OutputWindow::append(std::string_view text) {
   }
   tail_.append(text);
   tail_seen_ += text.size();
-  if (tail_.size() > 2 * tail_cap_) tail_.erase(0, tail_.size() - tail_cap_);
+  if (tail_.size() > 2 * tail_cap_) {
+    // Kept from a lead byte: the tail never starts inside a sequence.
+    tail_.erase(0, tail_.size() - utf8::suffix_within_bytes(tail_, tail_cap_).size());
+  }
 }
 
 std::size_t OutputWindow::dropped_bytes() const {

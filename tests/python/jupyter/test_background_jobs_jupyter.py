@@ -57,12 +57,10 @@ def wait_for(condition, what, timeout=90):
 
 
 @pytest.fixture
-def environment(monkeypatch):
+def environment():
     reason = kernel_missing_reason()
     if reason:
         pytest.skip(reason)
-    # No client answers permission prompts here: the unattended policy does.
-    monkeypatch.setenv("OPENAI4S_UNATTENDED_APPROVAL", "allow")
     env = KernelEnvironment()
     yield env
     env.cleanup()
@@ -73,7 +71,18 @@ def test_a_job_runs_beside_the_notebook_and_ends_with_the_kernel(environment):
     fds = {}
     try:
         before = descendants(kernel.pid)
-        exec_id = host(kernel, f"host.exec_background({RUNAWAY!r})")["exec_id"]
+        # exec_background asks (the spec's default): the person answers at
+        # the notebook's input prompt.
+        msg_id = kernel.kc.execute(
+            f"print(host.exec_background({RUNAWAY!r})['exec_id'])", allow_stdin=True
+        )
+        request = kernel.kc.get_stdin_msg(timeout=60)
+        assert request["msg_type"] == "input_request"
+        assert "exec_background" in request["content"]["prompt"]
+        kernel.kc.input("y")
+        reply, outputs = kernel.collect(msg_id)
+        assert reply["status"] == "ok", reply
+        exec_id = stdout_of(outputs).strip()
         wait_for(
             lambda: "child" in host(kernel, f"host.exec_peek({exec_id!r})")["output"],
             "the job's child process",
