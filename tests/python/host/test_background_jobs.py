@@ -305,3 +305,20 @@ def test_a_stock_dispatcher_reached_through_python_starts_jobs_too(dispatcher, w
         assert wait_state(k, exec_id, "done", "error", "crashed")["output"] == "through python\n"
     finally:
         k.shutdown()
+
+
+def test_a_jobs_host_calls_reach_the_dispatcher_but_cannot_start_jobs(kernel):
+    code = textwrap.dedent(
+        """
+        print(host.capabilities()["host_capability_version"])
+        try:
+            host.exec_background("print(1)")
+        except RuntimeError as exc:
+            print(exc)
+        """
+    )
+    job = wait_state(kernel, start(kernel, code), "done", "error", "crashed")
+    assert job["state"] == "done", job
+    version, refused = job["output"].splitlines()
+    assert version == "2"
+    assert "a background job cannot start another" in refused
