@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings/json_py.h"
+#include "bindings/native_route.h"
 #include "bindings/py_error.h"
 #include "host/dispatcher.h"
 #include "host/env_library.h"
@@ -180,6 +181,7 @@ void register_dispatcher(py::module_& m) {
             host::Json json_args = to_json(args);
             host::CallContext context =
                 make_context(frame_id, generation, action_context, authorize, approve);
+            context.background = calling_background();
             auto result = released([&] { return self.call(method, json_args, context); });
             if (!result) raise_handler_error(result.error());
             return to_python(result.value());

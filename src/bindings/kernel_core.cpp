@@ -9,6 +9,7 @@
 #include "bindings/native_transport.h"
 #include "bindings/py_error.h"
 #include "bindings/py_hooks.h"
+#include "host_hooks/background_workers.h"
 #include "kernel/kernel_manager.h"
 #include "sandbox/kernel_sandbox.h"
 
@@ -47,23 +48,33 @@ class KernelCore {
     if (!transport_factory.is_none()) {
       factory = std::make_shared<PyTransportFactory>(std::move(transport_factory));
     }
+    bool local = factory == nullptr;
     manager_ = std::make_unique<KernelManager>(std::move(options), hooks_, std::move(factory));
+    // A worker that dialled in from elsewhere has no options to copy.
+    if (local) {
+      background_ = std::make_shared<host_hooks::BackgroundWorkers>(manager_->options());
+      hooks_->set_background(background_);
+    }
   }
 
   ~KernelCore() {
     // Shutting a worker down waits on it; never with the GIL held.
     py::gil_scoped_release nogil;
     manager_.reset();
+    // A Kernel dropped without shutdown(): its jobs' workers go too.
+    if (background_) background_->stop_all();
   }
 
   // The environment is read here, with the GIL held: Python's os.environ
   // writers (putenv) hold it, and a concurrent setenv may move environ.
   void start(double timeout) {
     kernel::EnvMap environment = kernel::current_process_environment();
+    if (background_) background_->set_environment(environment);
     unwrap_launch(released([&] { return manager_->start(timeout, std::move(environment)); }));
   }
   void restart(double timeout) {
     kernel::EnvMap environment = kernel::current_process_environment();
+    if (background_) background_->set_environment(environment);
     unwrap_launch(released([&] { return manager_->restart(timeout, std::move(environment)); }));
   }
 
@@ -260,6 +271,7 @@ class KernelCore {
   }
 
   std::shared_ptr<PyKernelHooks> hooks_;
+  std::shared_ptr<host_hooks::BackgroundWorkers> background_;
   std::unique_ptr<KernelManager> manager_;
   std::weak_ptr<kernel::Transport> cached_for_;
   py::object cached_process_ = py::none();

@@ -1,7 +1,10 @@
 #include "bindings/native_route.h"
 
+#include <utility>
+
 #include "bindings/host_binding.h"
 #include "bindings/json_py.h"
+#include "bindings/py_hooks.h"
 
 namespace o4s::bindings {
 
@@ -10,6 +13,7 @@ namespace py = pybind11;
 namespace {
 
 thread_local const NativeRoute* t_route = nullptr;
+thread_local std::shared_ptr<host::BackgroundJobs> t_background;
 
 // openai4s.host_dispatch._native_route(kernel): (core, frame_id, approver)
 // for a stock dispatcher with no hook overridden, else None. It lives in
@@ -25,6 +29,7 @@ std::optional<NativeRoute> resolve(const PyKernelHooks* hooks, py::handle owner)
   if (!parts[2].is_none()) route.call.approver = python_approver(parts[2]);
   route.call.action_context = to_json(parts[3]);
   route.call.settings = current_settings();
+  route.call.background = hooks->background();
   return route;
 }
 
@@ -46,5 +51,12 @@ NativeRouteScope::NativeRouteScope(const PyKernelHooks* hooks, py::handle owner)
 }
 
 NativeRouteScope::~NativeRouteScope() { t_route = previous_; }
+
+std::shared_ptr<host::BackgroundJobs> calling_background() { return t_background; }
+
+CallingBackgroundScope::CallingBackgroundScope(std::shared_ptr<host::BackgroundJobs> background)
+    : previous_(std::exchange(t_background, std::move(background))) {}
+
+CallingBackgroundScope::~CallingBackgroundScope() { t_background = std::move(previous_); }
 
 }  // namespace o4s::bindings

@@ -41,4 +41,20 @@ class NativeRouteScope {
   const NativeRoute* previous_;
 };
 
+// The background jobs of the kernel whose host call this thread is serving
+// through a Python dispatcher (PyKernelHooks::dispatch's Python path), so a
+// stock dispatcher reached that way gives them to the call; null elsewhere.
+std::shared_ptr<host::BackgroundJobs> calling_background();
+
+class CallingBackgroundScope {
+ public:
+  explicit CallingBackgroundScope(std::shared_ptr<host::BackgroundJobs> background);
+  ~CallingBackgroundScope();
+  CallingBackgroundScope(const CallingBackgroundScope&) = delete;
+  CallingBackgroundScope& operator=(const CallingBackgroundScope&) = delete;
+
+ private:
+  std::shared_ptr<host::BackgroundJobs> previous_;
+};
+
 }  // namespace o4s::bindings

@@ -142,6 +142,8 @@ kernel::DispatchOutcome PyKernelHooks::dispatch(const std::string& method, const
     if (py::object bind = optional_attr(dispatcher, sandbox_name)) {
       bindings.enter(bind, kernel.attr("sandbox_status"));
     }
+    // A stock dispatcher on the Python path still starts this kernel's jobs.
+    CallingBackgroundScope calling(background_);
     py::object result = dispatcher(py::str(method), to_python(args));
     Json data = to_json(result);
     bindings.exit_all();
@@ -156,6 +158,9 @@ kernel::DispatchOutcome PyKernelHooks::dispatch(const std::string& method, const
 }
 
 void PyKernelHooks::generation_ended(const std::string& authorization_generation) {
+  // Restart or shutdown: no background job outlives the worker that
+  // started it. Their threads never take the GIL, so this may wait on them.
+  if (background_) background_->stop_all();
   if (!Py_IsInitialized()) return;
   py::gil_scoped_acquire gil;
   try {

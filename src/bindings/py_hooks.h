@@ -7,6 +7,7 @@
 #include <atomic>
 #include <memory>
 
+#include "host/background_jobs.h"
 #include "kernel/kernel_hooks.h"
 
 namespace o4s::bindings {
@@ -30,6 +31,12 @@ class PyKernelHooks final : public kernel::KernelHooks {
   void generation_ended(const std::string& authorization_generation) override;
 
   void set_overridden(Seam seam, bool value);
+  // The kernel's background jobs (host.exec_background); set once, before
+  // its worker starts. Null: the kernel cannot start any.
+  void set_background(std::shared_ptr<host::BackgroundJobs> background) {
+    background_ = std::move(background);
+  }
+  const std::shared_ptr<host::BackgroundJobs>& background() const { return background_; }
   // The Python Kernel, or None once it is gone. GIL held.
   py::object owner() const;
 
@@ -38,6 +45,7 @@ class PyKernelHooks final : public kernel::KernelHooks {
   std::atomic<bool> readline_{false};
   std::atomic<bool> send_{false};
   std::atomic<bool> service_{false};
+  std::shared_ptr<host::BackgroundJobs> background_;
 };
 
 // Any object with the transport interface (spec kernel.md §2.9).

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "base/result.h"
+#include "host/background_jobs.h"
 #include "host/bash_capability.h"
 #include "host/host_methods.h"
 #include "host/permission_gate.h"
@@ -59,6 +60,8 @@ struct CallContext {
   // let the call through (an install records it).
   std::optional<std::string> permission_decision_id;
   std::string decided_by;
+  // The calling kernel's background jobs; null: it cannot start any.
+  std::shared_ptr<BackgroundJobs> background;
 };
 
 // What a handler failing hard maps to at the edge (ValueError, KeyError,
@@ -67,7 +70,9 @@ enum class HandlerErrorKind { kValue, kKey, kFileNotFound, kRuntime };
 Error handler_error(HandlerErrorKind kind, std::string message);
 HandlerErrorKind handler_error_kind(const Error& error);
 
-class HostDispatcher {
+// Shared-owned by its embedders: a background job's worker holds it weakly
+// (weak_from_this) so its host calls reach the dispatcher that started it.
+class HostDispatcher : public std::enable_shared_from_this<HostDispatcher> {
  public:
   explicit HostDispatcher(DispatcherConfig config);
 

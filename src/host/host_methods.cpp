@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "host/background_jobs.h"
 #include "host/dispatcher.h"
 #include "host/egress.h"
 #include "host/env_handlers.h"
@@ -235,10 +236,10 @@ const HostMethod kMethods[] = {
     ungated("mcp_prompt_get", kAsk),
     gated("mcp_call", T::kServerTool, kMcpCall),
     // Background execution.
-    gated("exec_background", T::kCode, kAsk),
-    ungated("exec_peek"),
-    ungated("exec_interrupt"),
-    ungated("exec_list"),
+    served(gated("exec_background", T::kCode, kAsk), &exec_background),
+    served(ungated("exec_peek"), &exec_peek),
+    served(ungated("exec_interrupt"), &exec_interrupt),
+    served(ungated("exec_list"), &exec_list),
     // App tiles, remote compute.
     ungated("app_render"),
     ungated("app_tiles"),

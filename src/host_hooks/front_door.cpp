@@ -1,6 +1,7 @@
 #include "host_hooks/front_door.h"
 
 #include "host/env_library.h"
+#include "host_hooks/background_workers.h"
 #include "sandbox/kernel_sandbox.h"
 
 namespace o4s::host_hooks {
@@ -39,6 +40,15 @@ kernel::KernelOptions front_door_kernel_options(const FrontDoorKernel& kernel,
   }
   options.sandbox = std::make_shared<sandbox::KernelSandbox>(sandbox);
   return options;
+}
+
+std::shared_ptr<NativeKernelHooks> front_door_hooks(
+    std::shared_ptr<host::HostDispatcher> dispatcher, host::HostSettings settings,
+    std::optional<std::string> frame_id, const kernel::KernelOptions& options) {
+  auto hooks = std::make_shared<NativeKernelHooks>(std::move(dispatcher), std::move(settings),
+                                                   std::move(frame_id));
+  hooks->set_background(std::make_shared<BackgroundWorkers>(options));
+  return hooks;
 }
 
 }  // namespace o4s::host_hooks

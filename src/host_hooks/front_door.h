@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "host/dispatcher.h"
+#include "host_hooks/native_hooks.h"
 #include "kernel/kernel_manager.h"
 #include "sandbox/sandbox_settings.h"
 
@@ -35,5 +36,12 @@ std::shared_ptr<host::HostDispatcher> front_door_dispatcher(std::shared_ptr<stor
 // bundle (a client's Out[n]).
 kernel::KernelOptions front_door_kernel_options(const FrontDoorKernel& kernel,
                                                 const sandbox::SandboxSettings& sandbox);
+
+// The kernel's hooks: its host calls go to `dispatcher`, and its cells may
+// start background jobs, each in a worker made from `options` (the
+// kernel's own, language and sandbox settings included).
+std::shared_ptr<NativeKernelHooks> front_door_hooks(
+    std::shared_ptr<host::HostDispatcher> dispatcher, host::HostSettings settings,
+    std::optional<std::string> frame_id, const kernel::KernelOptions& options);
 
 }  // namespace o4s::host_hooks

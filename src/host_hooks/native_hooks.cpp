@@ -24,6 +24,11 @@ void NativeKernelHooks::set_cell(host::Approver approver, ArtifactObserver obser
   observer_ = std::move(observer);
 }
 
+void NativeKernelHooks::set_background(std::shared_ptr<host::BackgroundJobs> background) {
+  std::lock_guard lock(mutex_);
+  background_ = std::move(background);
+}
+
 kernel::DispatchOutcome NativeKernelHooks::dispatch(const std::string& method,
                                                     const kernel::Json& args,
                                                     const kernel::DispatchContext& context) {
@@ -33,6 +38,7 @@ kernel::DispatchOutcome NativeKernelHooks::dispatch(const std::string& method,
   {
     std::lock_guard lock(mutex_);
     call.approver = approver_;
+    call.background = background_;
     observer = observer_;
   }
   call.settings = settings_;
@@ -49,6 +55,14 @@ kernel::DispatchOutcome NativeKernelHooks::dispatch(const std::string& method,
 
 void NativeKernelHooks::generation_ended(const std::string& generation) {
   if (dispatcher_) dispatcher_->revoke_bash_generation(generation);
+  std::shared_ptr<host::BackgroundJobs> background;
+  {
+    std::lock_guard lock(mutex_);
+    background = background_;
+  }
+  // Restart or shutdown: no background job outlives the worker that
+  // started it (the job list stays, showing them stopped).
+  if (background) background->stop_all();
 }
 
 // No seam is ever overridden, so the manager never calls these.

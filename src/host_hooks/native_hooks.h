@@ -44,6 +44,10 @@ class NativeKernelHooks final : public kernel::KernelHooks {
   // For the cells that follow (until set again): who answers "ask"
   // permissions (empty: the unattended policy), who hears of saved artifacts.
   void set_cell(host::Approver approver, ArtifactObserver observer = {});
+  // The kernel's background jobs (host.exec_background); stopped when its
+  // worker's generation ends. Null (the default, and a job's own worker):
+  // the kernel cannot start any.
+  void set_background(std::shared_ptr<host::BackgroundJobs> background);
 
  private:
   std::shared_ptr<host::HostDispatcher> dispatcher_;
@@ -52,6 +56,7 @@ class NativeKernelHooks final : public kernel::KernelHooks {
   std::mutex mutex_;  // guards the two below: set by the caller, read on the execute thread
   host::Approver approver_;
   ArtifactObserver observer_;
+  std::shared_ptr<host::BackgroundJobs> background_;
 };
 
 }  // namespace o4s::host_hooks

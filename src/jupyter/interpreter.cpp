@@ -118,7 +118,7 @@ Status Interpreter::build_host() {
                                      settings.repo_root, settings.data_dir,  settings.worker_argv};
   auto options = host_hooks::front_door_kernel_options(kernel, sandbox_settings_);
 
-  auto hooks = std::make_shared<NativeKernelHooks>(dispatcher, settings.host, frame_id.value());
+  auto hooks = host_hooks::front_door_hooks(dispatcher, settings.host, frame_id.value(), options);
   auto manager = std::make_unique<kernel::KernelManager>(std::move(options), hooks, nullptr);
   {
     // Published under the lock: a stop during the start reads it to kill

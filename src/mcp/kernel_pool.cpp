@@ -213,10 +213,10 @@ kernel::KernelOptions KernelPool::kernel_options(const Kernel& kernel) const {
 // The kernel's own host dispatcher and manager, and its worker started.
 Status KernelPool::start_manager(Kernel& kernel) {
   auto dispatcher = host_hooks::front_door_dispatcher(store_, kernel.workspace, settings_.data_dir);
-  kernel.hooks =
-      std::make_shared<host_hooks::NativeKernelHooks>(dispatcher, settings_.host, kernel.frame_id);
+  kernel::KernelOptions options = kernel_options(kernel);
+  kernel.hooks = host_hooks::front_door_hooks(dispatcher, settings_.host, kernel.frame_id, options);
   kernel.manager =
-      std::make_unique<kernel::KernelManager>(kernel_options(kernel), kernel.hooks, nullptr);
+      std::make_unique<kernel::KernelManager>(std::move(options), kernel.hooks, nullptr);
   return kernel.manager->start(settings_.init_timeout_s);
 }
 

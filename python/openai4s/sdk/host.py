@@ -156,15 +156,23 @@ class _Host:
         return self._call("get_user_email", [])
 
     def exec_background(self, code, *, origin="agent"):
+        """Starts `code` in a worker of its own (same workspace, language and
+        sandbox settings; not this namespace). Returns {"exec_id", "state"}
+        at once. Asks for permission (unattended: needs an allow rule)."""
         return self._call("exec_background", [{"code": code, "origin": origin}])
 
     def exec_peek(self, exec_id):
+        """The job's state, usage and output so far: its first 64 KiB and
+        latest 192 KiB, a marker counting the bytes between."""
         return self._call("exec_peek", [exec_id])
 
     def exec_interrupt(self, exec_id):
+        """Interrupts the job (KeyboardInterrupt in its code)."""
         return self._call("exec_interrupt", [exec_id])
 
     def exec_list(self):
+        """This kernel's jobs: state, started_at, wall_s, cpu_s,
+        peak_rss_bytes (no output). They end with its restart or shutdown."""
         return self._call("exec_list", [])
 
     def submit_output(

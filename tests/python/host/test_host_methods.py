@@ -37,6 +37,10 @@ SERVED = {
     "web_fetch",
     "web_download",
     "request_network_access",
+    "exec_background",
+    "exec_peek",
+    "exec_interrupt",
+    "exec_list",
 }
 
 

@@ -1,0 +1,67 @@
+// One kernel's background jobs, each in a worker of its own (issue 30
+// point 4): a second KernelManager with the calling kernel's options (its
+// language, workspace, hidden paths) and a sandbox of the same settings,
+// running the job's code as one cell on a thread of the job's own. Its
+// stdout goes into a bounded OutputWindow; its host calls go to the
+// dispatcher that started it, unattended.
+//
+// Lifetime: a job never outlives its kernel's worker generation. The
+// kernel's restart and shutdown (KernelHooks::generation_ended) call
+// stop_all(), as does the destructor: every job's worker is killed and
+// reaped, and its thread joined, before they return.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "host/background_jobs.h"
+#include "host/dispatcher.h"
+#include "kernel/kernel_manager.h"
+
+namespace o4s::host_hooks {
+
+class BackgroundJob;
+
+class BackgroundWorkers final : public host::BackgroundJobs {
+ public:
+  // Jobs running at once per kernel: each is a whole worker process, so
+  // they count against the machine as kernels do.
+  static constexpr std::size_t kMaxRunning = 4;
+  // Finished jobs kept for peek and list (the oldest go first).
+  static constexpr std::size_t kMaxKept = 32;
+
+  // `options`: the calling kernel's; each job's worker gets a copy with a
+  // sandbox of its own (same settings).
+  explicit BackgroundWorkers(kernel::KernelOptions options);
+  ~BackgroundWorkers() override;
+  BackgroundWorkers(const BackgroundWorkers&) = delete;
+  BackgroundWorkers& operator=(const BackgroundWorkers&) = delete;
+
+  // The environment each job's worker is built from (a snapshot the
+  // embedder takes where reading it is safe); unset: the live environment.
+  void set_environment(kernel::EnvMap environment);
+
+  Result<host::Json> start(const std::string& code, const std::string& origin,
+                           host::JobCaller caller, const host::HostSettings& settings) override;
+  std::optional<host::Json> peek(const std::string& exec_id) override;
+  std::optional<host::Json> interrupt(const std::string& exec_id) override;
+  host::Json list() override;
+  void stop_all() override;
+
+ private:
+  std::shared_ptr<BackgroundJob> find(const std::string& exec_id);
+  kernel::KernelOptions job_options() const;
+  // Drops the oldest finished jobs past kMaxKept (their threads joined).
+  void forget_finished();
+
+  const kernel::KernelOptions options_;
+  std::mutex mutex_;  // guards the members below
+  std::optional<kernel::EnvMap> environment_;
+  std::deque<std::shared_ptr<BackgroundJob>> jobs_;
+};
+
+}  // namespace o4s::host_hooks

@@ -1,0 +1,46 @@
+// host.exec_background through the MCP server (issue 30 point 4): the
+// person approves by elicitation, the job runs in a worker of its own in
+// the kernel's workspace, and shutting the kernel down ends every process
+// of the job.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { call, connect, processesIn, run, until } from './helpers.mjs';
+
+const RUNAWAY = [
+  'import subprocess, time',
+  "child = subprocess.Popen(['sleep', '300'])",
+  "print('child', child.pid, flush=True)",
+  'while True:',
+  '    time.sleep(0.05)',
+].join('\n');
+
+test('a background job is approved, peeked at, listed, and ends with its kernel', async (t) => {
+  const { client } = await connect(t, { capabilities: { elicitation: {} } });
+  const asked = [];
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    asked.push(request.params);
+    return { action: 'accept', content: { decision: 'once' } };
+  });
+  const created = await call(client, 'create_kernel');
+  const { kernel_id: kernel, workspace } = created.structuredContent;
+
+  const started = await run(client, kernel, `print(host.exec_background(${JSON.stringify(RUNAWAY)})['exec_id'])`);
+  assert.equal(started.structuredContent.status, 'ok', started.content[0].text);
+  assert.equal(asked.length, 1, 'exec_background asks (the spec default)');
+  const id = started.structuredContent.stdout.trim();
+
+  const peek = `print(host.exec_peek(${JSON.stringify(id)})['output'])`;
+  assert.ok(
+    await until(async () => /child/.test((await run(client, kernel, peek)).structuredContent.stdout), 60000),
+    'the job printed',
+  );
+  const listed = await run(client, kernel, "print([j['state'] for j in host.exec_list()])");
+  assert.match(listed.structuredContent.stdout, /\['running'\]/);
+  // The interactive worker, the job's worker and its child.
+  assert.ok(processesIn(workspace).length >= 3, `in the workspace: ${processesIn(workspace)}`);
+
+  const shut = await call(client, 'shutdown_kernel', { kernel_id: kernel });
+  assert.ok(!shut.isError, shut.content[0]?.text);
+  assert.ok(await until(() => processesIn(workspace).length === 0), `left: ${processesIn(workspace)}`);
+});
