@@ -185,6 +185,7 @@ def http_links(wheels, monkeypatch):
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     monkeypatch.setenv("OPENAI4S_ENV_ALLOW_PRIVATE_SOURCES", "1")
+    monkeypatch.setenv("OPENAI4S_EGRESS_ALLOW", "127.0.0.1")  # the egress policy's extras
     monkeypatch.setenv("OPENAI4S_ENV_FIND_LINKS", f"http://127.0.0.1:{server.server_port}/")
     yield server
     server.shutdown()
@@ -206,6 +207,7 @@ def test_an_unreachable_url_source_leaves_the_environment_as_it_was(
         probe.bind(("127.0.0.1", 0))
         closed = probe.getsockname()[1]
     monkeypatch.setenv("OPENAI4S_ENV_ALLOW_PRIVATE_SOURCES", "1")
+    monkeypatch.setenv("OPENAI4S_EGRESS_ALLOW", "127.0.0.1")
     monkeypatch.setenv("OPENAI4S_ENV_PIP_INDEX_URL", f"http://127.0.0.1:{closed}/simple")
     monkeypatch.setenv("OPENAI4S_ENV_FIND_LINKS", "")
     result = setup_env(dispatcher, ["tinypkg==2.0"])
