@@ -6,6 +6,18 @@ import pytest
 
 from openai4s.kernel.runtime import protocol
 from openai4s.kernel.runtime.capture import BoundedBuffer, StreamingStdout, cap_text
+from openai4s.kernel.runtime.forks import forks
+
+
+@pytest.fixture(autouse=True)
+def _an_unforked_worker():
+    # These tests are about a worker that has not forked; the pytest process
+    # may have (another test's server in a forked process), and after a fork
+    # the stream is cut into small atomic chunks on purpose.
+    saved, forks[0] = forks[0], 0
+    yield
+    forks[0] = saved
+
 
 MARKER = "\n...(truncated at 1000000 characters)"
 
