@@ -146,10 +146,12 @@ Result<std::shared_ptr<Kernel>> KernelPool::create(const std::string& language,
   // A pooled worker comes with its own fresh workspace: only a kernel that
   // asked for none can take one.
   std::optional<kernel::WarmWorker> warm;
+  // A pool whose last start failed (a broken sandbox, a worker killed while
+  // it started) does not fail this kernel: it starts the normal way, and
+  // that start says why if the cause is still there.
   if (!workspace) {
     auto claimed = claim_warm(language);
-    if (!claimed) return std::move(claimed).error();
-    warm = std::move(claimed.value());
+    if (claimed) warm = std::move(claimed.value());
   }
   std::optional<std::string> warm_workspace;
   if (warm) warm_workspace = warm->workspace;

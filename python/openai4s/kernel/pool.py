@@ -12,8 +12,8 @@ under `workspace_root`), in its own sandbox, with the same settings a
 worker that was used; the pool refills in the background, one start at a
 time, never above `size`. A pooled worker that died while waiting is
 discarded, not handed out; a pool that cannot start workers (a broken
-sandbox) raises the reason at claim; an empty pool starts a kernel the
-normal way. The claimed kernel is a plain `Kernel` in every respect.
+sandbox) does not hang a claim: the claim starts a kernel the normal way,
+which raises the reason; an empty pool starts a kernel the normal way. The claimed kernel is a plain `Kernel` in every respect.
 """
 
 import os
@@ -68,7 +68,13 @@ class KernelPool:
         """A started `Kernel` in a fresh workspace; a normal start when none
         is ready. `dispatcher` as for `Kernel` (its store must not be inside
         the workspace root)."""
-        warm = self._core.claim()
+        try:
+            warm = self._core.claim()
+        except Exception:
+            # The pool's last start failed. A normal start either works
+            # (the cause was passing: a worker killed while it started) or
+            # raises the same reason (a broken sandbox).
+            warm = None
         if warm is None:
             cwd = os.path.join(self.workspace_root, f"kernel-{uuid.uuid4()}")
             os.mkdir(cwd, 0o700)
