@@ -93,6 +93,7 @@ KernelManager::KernelManager(KernelOptions options, std::shared_ptr<KernelHooks>
 KernelManager::~KernelManager() {
   // The standby thread uses this manager: it stops first.
   standby_.reset();
+  if (retiring_.joinable()) retiring_.join();
   close_transport();
 }
 
@@ -295,12 +296,22 @@ Status KernelManager::restart(double init_timeout_s, std::optional<EnvMap> envir
         "new one has to be placed and dial back in. Recover the session (a new "
         "epoch) instead of restarting its kernel.");
   }
-  // Close first, without the transaction lock: a cell still running gets end
-  // of stream and returns, which is what frees the lock for the respawn.
-  if (auto old = transport()) (void)old->close(true);
-  std::lock_guard transaction(transaction_);
+  std::unique_lock transaction(transaction_, std::try_to_lock);
   // A standby that died while waiting is dropped here (take), not used.
-  std::optional<WarmWorker> standby = standby_ ? standby_->take() : std::nullopt;
+  std::optional<WarmWorker> standby;
+  if (transaction.owns_lock() && standby_) standby = standby_->take();
+  if (standby) {
+    // Idle, with a standby ready: the old worker is told to shut down and
+    // its exit is awaited in the background while the standby takes over.
+    retire_in_background(transport());
+  } else {
+    // Close first, without the transaction lock: a cell still running gets
+    // end of stream and returns, which is what frees the lock for the respawn.
+    if (transaction.owns_lock()) transaction.unlock();
+    if (auto old = transport()) (void)old->close(true);
+    transaction.lock();
+    if (standby_) standby = standby_->take();
+  }
   std::string ended;
   {
     std::lock_guard lock(state_);
@@ -342,8 +353,20 @@ void KernelManager::kill_worker() {
   if (auto t = transport()) t->kill();
 }
 
+void KernelManager::retire_in_background(std::shared_ptr<Transport> old) {
+  if (retiring_.joinable()) retiring_.join();
+  if (!old) return;
+  // Its close ladder's SIGINT rung must not reach the sandbox's pin, which
+  // is the standby's from now on: the launcher process gets it instead.
+  if (auto* pipe = dynamic_cast<PipeTransport*>(old.get())) pipe->route_stop_signal(nullptr);
+  retiring_ = std::thread([old = std::move(old)] {
+    if (!old->close(true)) old->kill();
+  });
+}
+
 void KernelManager::shutdown() {
   if (standby_) standby_->stop();
+  if (retiring_.joinable()) retiring_.join();
   close_transport();
   // The worker is gone: its sandbox's envelope and uid go with it.
   if (options_.sandbox) options_.sandbox->retire();

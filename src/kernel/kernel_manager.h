@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/result.h"
@@ -172,6 +173,9 @@ class KernelManager {
   // Starts this kernel's next standby (on the standby thread).
   Result<WarmWorker> start_standby();
   void request_standby(std::optional<EnvMap> environment);
+  // Closes a replaced idle worker on its own thread (joined by the next
+  // one, shutdown and the destructor).
+  void retire_in_background(std::shared_ptr<Transport> old);
   Status handshake(const std::shared_ptr<Transport>& transport, double timeout_s);
   Result<std::optional<Json>> readline();
   Status send(const Json& frame);
@@ -245,6 +249,7 @@ class KernelManager {
   std::optional<sandbox::LaunchOutcome> pending_launch_;  // the standby's, until adopted
   std::optional<EnvMap> standby_environment_;             // guarded by state_
   std::unique_ptr<StandbySlot> standby_;
+  std::thread retiring_;
 };
 
 }  // namespace o4s::kernel

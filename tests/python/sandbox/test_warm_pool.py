@@ -4,6 +4,7 @@ plain Kernel in a fresh workspace; no worker is handed out twice or after
 it died; a broken sandbox says why at claim; nothing is left running."""
 
 import os
+import select
 import signal
 import time
 
@@ -23,6 +24,17 @@ def _gone(pids, within=10.0):
             return True
         time.sleep(0.05)
     return False
+
+
+def _kill_and_wait(pid):
+    """SIGKILL, then wait for the exit as a pidfd reports it (what the pool
+    looks at: /proc shows a zombie a moment before the exit is reported)."""
+    fd = os.pidfd_open(pid)
+    try:
+        os.kill(pid, signal.SIGKILL)
+        assert select.select([fd], [], [], 10)[0], f"{pid} did not exit"
+    finally:
+        os.close(fd)
 
 
 def _stdout(kernel, code):
@@ -94,8 +106,7 @@ def test_a_worker_killed_while_pooled_is_not_handed_out(sandbox_mode, pool_root)
     with _pool(sandbox_mode, pool_root, 1) as pool:
         assert pool.wait_full()
         (pid,) = pool.worker_pids()
-        os.kill(pid, signal.SIGKILL)
-        assert _gone([pid])
+        _kill_and_wait(pid)
         kernel = pool.claim()
         try:
             assert kernel.pid != pid
@@ -182,8 +193,7 @@ def test_a_standby_killed_while_waiting_is_replaced_not_used(sandbox_mode, works
     try:
         assert kernel._core.wait_standby()
         standby = kernel._core.standby_pid
-        os.kill(standby, signal.SIGKILL)
-        assert _gone([standby])
+        _kill_and_wait(standby)
         kernel.restart()
         assert kernel.pid != standby
         assert _stdout(kernel, "print(2 + 2)") == "4"
