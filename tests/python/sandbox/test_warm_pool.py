@@ -146,6 +146,9 @@ def test_closing_a_full_pool_leaves_no_process(sandbox_mode, pool_root):
     assert pool.wait_full()
     pids = pool.worker_pids()
     assert len(pids) == 2 and all(process_running(pid) for pid in pids)
+    memory = pool.memory()
+    # Two idle interpreters: megabytes each, reported, not zero.
+    assert memory["workers"] == 2 and memory["rss_bytes"] > 2 * 4 * 1024 * 1024
     pool.close()
     assert _gone(pids)
     pool.close()  # idempotent
