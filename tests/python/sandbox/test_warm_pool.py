@@ -223,3 +223,32 @@ def test_without_standby_restart_starts_a_new_worker(sandbox_mode, workspace):
         assert _stdout(kernel, "print('fresh')") == "fresh"
     finally:
         kernel.shutdown()
+
+
+def test_an_r_kernel_restarts_into_its_standby(sandbox_mode, workspace):
+    from openai4s.kernel.r_kernel import find_rscript, r_argv
+
+    try:
+        rscript = find_rscript().rscript
+    except RuntimeError as exc:
+        pytest.skip(f"no R here: {exc}")
+    kernel = Kernel(
+        cwd=str(workspace),
+        mode="r",
+        argv=r_argv(rscript),
+        capture_sinks=True,
+        standby=True,
+        sandbox=sandbox_for(str(workspace), mode=sandbox_mode),
+    )
+    try:
+        assert _stdout(kernel, "x <- 41; cat(x + 1)") == "42"
+        assert kernel._core.wait_standby()
+        standby = kernel._core.standby_pid
+        kernel.restart()
+        assert kernel.pid == standby
+        # The standby's own output fifos came with it.
+        assert _stdout(kernel, "cat(exists('x'), 2 + 2)") == "FALSE 4"
+        told = _stdout(kernel, "cat(Sys.getenv('OPENAI4S_KERNEL_GENERATION'))")
+        assert told == kernel.authorization_generation
+    finally:
+        kernel.shutdown()
