@@ -2,6 +2,7 @@
 
 #include <pybind11/stl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <memory>
@@ -82,7 +83,11 @@ class WarmPoolCore {
     options.sandbox = std::make_shared<sandbox::KernelSandbox>(sandbox_);
     auto started =
         kernel::KernelManager::start_warm(std::move(options), init_timeout_, environment_);
-    if (!started) ::rmdir(path.c_str());
+    if (!started) {
+      ::rmdir(path.c_str());
+      return started;
+    }
+    started.value().owns_workspace = true;
     return started;
   }
 

@@ -1,13 +1,19 @@
 #include "kernel/standby.h"
 
+#include <unistd.h>
+
 #include <utility>
 
 namespace o4s::kernel {
 
 void WarmWorker::discard() {
-  if (!transport) return;
-  if (!transport->close(true)) transport->kill();
-  transport.reset();
+  if (transport) {
+    if (!transport->close(true)) transport->kill();
+    transport.reset();
+  }
+  // rmdir removes only an empty directory: nothing a worker wrote is lost.
+  if (owns_workspace && workspace) ::rmdir(workspace->c_str());
+  owns_workspace = false;
 }
 
 StandbySlot::StandbySlot(Starter start) : start_(std::move(start)) {}

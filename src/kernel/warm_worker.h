@@ -36,6 +36,9 @@ struct WarmWorker {
   // A standby's sandbox pin, held aside until it replaces the running
   // worker (the kernel's sandbox still signals the running one meanwhile).
   std::optional<sandbox::LaunchOutcome> pending_launch;
+  // The workspace was made for this worker (a pool's): discard() removes it
+  // if it is still empty. Never set for a kernel's own (a standby's).
+  bool owns_workspace = false;
 
   bool alive() const { return transport && transport->alive(); }
   // Stops the worker (a pooled or standby worker nobody will use).

@@ -3,6 +3,7 @@
 // They count against --max-kernels: a pool refills only while the running
 // kernels, the ones being created and its own workers leave room.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -58,7 +59,11 @@ Result<kernel::WarmWorker> KernelPool::start_warm(const std::string& language) {
   if (::mkdir(path.c_str(), 0700) != 0) return system_error("mkdir: " + path, errno);
   kernel::KernelOptions options = kernel_options(language, path);
   auto started = kernel::KernelManager::start_warm(std::move(options), settings_.init_timeout_s);
-  if (!started) ::rmdir(path.c_str());
+  if (!started) {
+    ::rmdir(path.c_str());
+    return started;
+  }
+  started.value().owns_workspace = true;
   return started;
 }
 

@@ -151,6 +151,8 @@ def test_closing_a_full_pool_leaves_no_process(sandbox_mode, pool_root):
     assert memory["workers"] == 2 and memory["rss_bytes"] > 2 * 4 * 1024 * 1024
     pool.close()
     assert _gone(pids)
+    # The workspaces made for workers nobody claimed go with them.
+    assert os.listdir(pool_root) == []
     pool.close()  # idempotent
 
 
