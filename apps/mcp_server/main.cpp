@@ -49,6 +49,10 @@ const char* kUsage =
     "  --max-kernels N          kernels at once (default: 32)\n"
     "  --idle-timeout SECONDS   shut a kernel down after this long unused; 0 = never\n"
     "                           (default: 3600)\n"
+    "  --pool LANG=N[,LANG=N]   started workers kept ready for create_kernel, per language\n"
+    "                           (python, r; counted against --max-kernels; default python=2;\n"
+    "                           python=0 turns the pool off)\n"
+    "  --no-standby             no standby worker per kernel (restart_kernel then starts one)\n"
     "  --http [HOST:]PORT       serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio\n"
     "                           (HOST default 127.0.0.1)\n"
     "  --token-file FILE        the bearer token HTTP clients must send (created, mode 0600,\n"
@@ -80,6 +84,16 @@ bool parse_argv_json(const std::string& text, std::vector<std::string>& out) {
     if (!item.is_string()) return false;
     out.push_back(item.get<std::string>());
   }
+  return true;
+}
+
+bool parse_pool(const std::string& text, o4s::mcp::PoolSettings& pool) {
+  auto sizes = o4s::mcp::parse_warm_workers(text);
+  if (!sizes) {
+    std::fprintf(stderr, "openai4s-mcp: %s\n", sizes.error().message.c_str());
+    return false;
+  }
+  for (const auto& [language, size] : sizes.value()) pool.warm_workers[language] = size;
   return true;
 }
 
@@ -124,6 +138,10 @@ bool parse_flags(int argc, char** argv, Flags& flags) {
     } else if (arg == "--max-kernels") {
       ok = take() && parse_number(value, 1, number);
       pool.max_kernels = static_cast<std::size_t>(number);
+    } else if (arg == "--pool") {
+      ok = take() && parse_pool(value, pool);
+    } else if (arg == "--no-standby") {
+      pool.standby = false;
     } else if (arg == "--idle-timeout") {
       ok = take() && parse_number(value, 0, number);
       pool.idle_timeout = std::chrono::seconds(number);

@@ -8,6 +8,11 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name):
+    # The warm pool of kernels (openai4s.kernel.pool): loads the host core.
+    if name == "KernelPool":
+        from openai4s.kernel.pool import KernelPool
+
+        return KernelPool
     # The kernel's exception classes, e.g. `except openai4s.KernelDiedError`;
     # resolved lazily from the leaf errors module (no host core is loaded).
     from openai4s.kernel import errors

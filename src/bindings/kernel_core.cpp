@@ -10,6 +10,7 @@
 #include "bindings/py_error.h"
 #include "bindings/py_hooks.h"
 #include "host_hooks/background_workers.h"
+#include "bindings/warm_pool_binding.h"
 #include "kernel/kernel_manager.h"
 #include "sandbox/kernel_sandbox.h"
 
@@ -76,6 +77,23 @@ class KernelCore {
     kernel::EnvMap environment = kernel::current_process_environment();
     if (background_) background_->set_environment(environment);
     unwrap_launch(released([&] { return manager_->restart(timeout, std::move(environment)); }));
+  }
+  // A pooled worker instead of start(); the handle is spent either way.
+  void adopt(WarmWorkerHandle& handle) {
+    if (!handle.worker) throw py::value_error("this pooled worker was already taken");
+    kernel::WarmWorker worker = std::move(*handle.worker);
+    handle.worker.reset();
+    kernel::EnvMap environment = kernel::current_process_environment();
+    if (background_) background_->set_environment(environment);
+    unwrap_launch(
+        released([&] { return manager_->adopt(std::move(worker), std::move(environment)); }));
+  }
+  bool wait_standby() {
+    return released([&] { return manager_->wait_standby(); });
+  }
+  py::object standby_pid() {
+    auto pid = manager_->standby_pid();
+    return pid ? py::object(py::int_(*pid)) : py::none();
   }
 
   // The kernel's sandbox state as a dict; None for a transport-factory kernel.
@@ -260,15 +278,6 @@ class KernelCore {
 
   // A sandbox that cannot be set up gets its own exception type; everything
   // else maps as usual.
-  static void unwrap_launch(Status status) {
-    if (!status && status.error().code == ErrorCode::kSandboxUnavailable) {
-      py::object cls =
-          py::module_::import("openai4s.kernel.sandbox_status").attr("SandboxUnavailableError");
-      PyErr_SetObject(cls.ptr(), cls(status.error().message).ptr());
-      throw py::error_already_set();
-    }
-    unwrap(std::move(status));
-  }
 
   std::shared_ptr<PyKernelHooks> hooks_;
   std::shared_ptr<host_hooks::BackgroundWorkers> background_;
@@ -276,6 +285,8 @@ class KernelCore {
   std::weak_ptr<kernel::Transport> cached_for_;
   py::object cached_process_ = py::none();
 };
+
+}  // namespace
 
 kernel::KernelOptions make_options(py::object cwd, std::string mode, std::string python,
                                    py::object env_root, py::object env_name, py::object argv,
@@ -292,9 +303,13 @@ kernel::KernelOptions make_options(py::object cwd, std::string mode, std::string
   return options;
 }
 
+namespace {
+
 // The sandbox a local kernel launches through: the daemon's environment
 // decides (OPENAI4S_KERNEL_SANDBOX and friends), an explicit mode overrides.
-std::shared_ptr<sandbox::KernelSandbox> make_sandbox(const py::object& mode) {
+}  // namespace
+
+sandbox::SandboxSettings sandbox_settings_for(const py::object& mode) {
   auto settings = sandbox::settings_from_environment(kernel::current_process_environment(),
                                                      sandbox::physical_memory_bytes());
   if (!settings) throw py::value_error(settings.error().message);
@@ -303,7 +318,13 @@ std::shared_ptr<sandbox::KernelSandbox> make_sandbox(const py::object& mode) {
     if (!parsed) throw py::value_error(parsed.error().message);
     settings->mode = parsed.value();
   }
-  return std::make_shared<sandbox::KernelSandbox>(std::move(settings.value()));
+  return std::move(settings.value());
+}
+
+namespace {
+
+std::shared_ptr<sandbox::KernelSandbox> make_sandbox(const py::object& mode) {
+  return std::make_shared<sandbox::KernelSandbox>(sandbox_settings_for(mode));
 }
 
 py::dict environment_to_dict(const kernel::EnvMap& env) {
@@ -333,7 +354,8 @@ void register_kernel_core_class(py::module_& m) {
                        std::string worker_script, std::string repo_root,
                        py::object transport_factory, py::object sandbox_mode,
                        std::vector<std::string> hidden_paths, bool capture_sinks,
-                       double idle_reply_timeout, std::vector<std::string> read_paths) {
+                       double idle_reply_timeout, std::vector<std::string> read_paths,
+                       bool standby, py::object warm) {
              auto options =
                  make_options(cwd, std::move(mode), std::move(python), env_root, env_name, argv,
                               std::move(worker_script), std::move(repo_root));
@@ -347,6 +369,13 @@ void register_kernel_core_class(py::module_& m) {
              // A factory's worker runs wherever the factory put it: no local
              // OS sandbox applies (its status says so).
              if (transport_factory.is_none()) options.sandbox = make_sandbox(sandbox_mode);
+             options.standby = standby && transport_factory.is_none();
+             // A pooled worker keeps the sandbox it was started in.
+             if (!warm.is_none()) {
+               auto& handle = warm.cast<WarmWorkerHandle&>();
+               if (!handle.worker) throw py::value_error("this pooled worker was already taken");
+               options.sandbox = handle.worker->sandbox;
+             }
              return std::make_unique<KernelCore>(owner, std::move(options),
                                                  std::move(transport_factory));
            }),
@@ -355,8 +384,12 @@ void register_kernel_core_class(py::module_& m) {
            py::arg("repo_root"), py::arg("transport_factory"), py::arg("sandbox_mode") = py::none(),
            py::arg("hidden_paths") = std::vector<std::string>(), py::arg("capture_sinks") = false,
            py::arg("idle_reply_timeout") = kernel::kDefaultIdleReplyTimeoutS,
-           py::arg("read_paths") = std::vector<std::string>())
+           py::arg("read_paths") = std::vector<std::string>(), py::arg("standby") = false,
+           py::arg("warm") = py::none())
       .def("start", &KernelCore::start, py::arg("init_timeout"))
+      .def("adopt", &KernelCore::adopt, py::arg("warm"))
+      .def("wait_standby", &KernelCore::wait_standby)
+      .def_property_readonly("standby_pid", &KernelCore::standby_pid)
       .def("restart", &KernelCore::restart, py::arg("init_timeout"))
       .def("execute", &KernelCore::execute, py::arg("code"), py::arg("origin"), py::arg("cell_id"),
            py::arg("on_chunk"), py::arg("on_display") = py::none(),

@@ -24,6 +24,9 @@ kernel::KernelOptions BackgroundWorkers::job_options() const {
   if (options_.sandbox) {
     options.sandbox = std::make_shared<sandbox::KernelSandbox>(options_.sandbox->settings());
   }
+  // A job runs once and is never restarted: a standby would be a second
+  // worker for nothing.
+  options.standby = false;
   return options;
 }
 

@@ -117,6 +117,7 @@ Status Interpreter::build_host() {
   host_hooks::FrontDoorKernel kernel{settings.language,  settings.workspace, settings.python,
                                      settings.repo_root, settings.data_dir,  settings.worker_argv};
   auto options = host_hooks::front_door_kernel_options(kernel, sandbox_settings_);
+  options.standby = settings.standby;
 
   auto hooks = host_hooks::front_door_hooks(dispatcher, settings.host, frame_id.value(), options);
   auto manager = std::make_unique<kernel::KernelManager>(std::move(options), hooks, nullptr);

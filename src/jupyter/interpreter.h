@@ -41,6 +41,8 @@ struct KernelSettings {
   // (`--language-version`). With it, kernel_info is answered while the
   // worker still starts; without it, kernel_info waits for the worker.
   std::string language_version;
+  // A standby worker for the next restart (kernel/standby.h).
+  bool standby = true;
 };
 
 class Interpreter : public xeus::xinterpreter {

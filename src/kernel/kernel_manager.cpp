@@ -12,6 +12,7 @@
 #include "base/paths.h"
 #include "base/random_id.h"
 #include "kernel/pipe_transport.h"
+#include "kernel/standby.h"
 #include "proc/signals.h"
 #include "proto/limits.h"
 
@@ -27,10 +28,13 @@ std::string new_authorization_generation() { return "kernel:" + uuid4(); }
 // on the supervisor thread, then let the sandbox pin, limit and prove the
 // worker before anything is sent to it. On failure the transport is dropped,
 // which kills and reaps the whole spawned group.
+// A standby's outcome is not adopted here: it goes to `pending` until the
+// standby replaces the running worker, whose pin stays meanwhile.
 Result<std::unique_ptr<PipeTransport>> start_sandboxed(
-    const std::shared_ptr<sandbox::KernelSandbox>& sandbox, const sandbox::LaunchSpec& spec) {
+    const std::shared_ptr<sandbox::KernelSandbox>& sandbox, const sandbox::LaunchSpec& spec,
+    std::optional<sandbox::LaunchOutcome>* pending) {
   sandbox::KernelSandbox& box = *sandbox;
-  auto prepared = box.prepare(spec);
+  auto prepared = box.prepare(spec, pending == nullptr);
   if (!prepared) return std::move(prepared).error();
   auto started = PipeTransport::start(prepared.value()->request());
   if (!started) return started;
@@ -45,7 +49,11 @@ Result<std::unique_ptr<PipeTransport>> start_sandboxed(
                                    }};
   auto outcome = prepared.value()->finish(spawned);
   if (!outcome) return std::move(outcome).error();
-  box.adopt(std::move(outcome.value()));
+  if (pending) {
+    *pending = std::move(outcome.value());
+  } else {
+    box.adopt(std::move(outcome.value()));
+  }
   // A worker busy in a cell when the kernel closes gets its SIGINT where an
   // interrupt() would put it: the cell stops and the worker leaves through
   // its own shutdown path. The pin is this worker's until the next start,
@@ -97,7 +105,12 @@ KernelManager::KernelManager(KernelOptions options, std::shared_ptr<KernelHooks>
       factory_(std::move(factory)),
       authorization_generation_(new_authorization_generation()) {}
 
-KernelManager::~KernelManager() { close_transport(); }
+KernelManager::~KernelManager() {
+  // The standby thread uses this manager: it stops first.
+  standby_.reset();
+  if (retiring_.joinable()) retiring_.join();
+  close_transport();
+}
 
 std::string KernelManager::authorization_generation() const {
   std::lock_guard lock(state_);
@@ -181,7 +194,8 @@ Result<std::shared_ptr<Transport>> KernelManager::spawn_transport(
     }
   }
   spec.request = std::move(request);
-  auto started = start_sandboxed(options_.sandbox, spec);
+  auto started =
+      start_sandboxed(options_.sandbox, spec, spawns_standby_ ? &pending_launch_ : nullptr);
   if (!started) return std::move(started).error();
   return std::shared_ptr<Transport>(std::move(started.value()));
 }
@@ -196,6 +210,12 @@ Result<SinkDirectory*> KernelManager::sink_directory() {
 }
 
 Status KernelManager::start(double init_timeout_s, std::optional<EnvMap> environment) {
+  const bool standby = options_.standby && !factory_;
+  // The standby is spawned with the same environment, later, on its own
+  // thread (where reading the live environment would race an embedder's
+  // setenv): taken here, on the caller's thread.
+  if (standby && !environment) environment = current_process_environment();
+  std::optional<EnvMap> for_standby = standby ? environment : std::nullopt;
   auto transport = spawn_transport(std::move(environment));
   if (!transport) return std::move(transport).error();
   {
@@ -203,7 +223,88 @@ Status KernelManager::start(double init_timeout_s, std::optional<EnvMap> environ
     transport_ = transport.value();
   }
   // Only a Python worker speaks the attestation handshake.
-  if (!options_.argv) return handshake(transport.value(), init_timeout_s);
+  if (!options_.argv) {
+    if (Status done = handshake(transport.value(), init_timeout_s); !done) return done;
+  }
+  if (standby) request_standby(std::move(for_standby));
+  return {};
+}
+
+Result<WarmWorker> KernelManager::start_warm(KernelOptions options, double init_timeout_s,
+                                             std::optional<EnvMap> environment) {
+  options.standby = false;
+  KernelManager holder(std::move(options), nullptr, nullptr);
+  if (Status started = holder.start(init_timeout_s, std::move(environment)); !started) {
+    return std::move(started).error();
+  }
+  return holder.release_worker();
+}
+
+WarmWorker KernelManager::release_worker() {
+  WarmWorker worker;
+  {
+    std::lock_guard lock(state_);
+    worker.transport = std::exchange(transport_, nullptr);
+    worker.authorization_generation = authorization_generation_;
+  }
+  worker.workspace = options_.cwd;
+  worker.sandbox = options_.sandbox;
+  worker.sinks = std::move(sink_directory_);
+  worker.pending_launch = std::exchange(pending_launch_, std::nullopt);
+  return worker;
+}
+
+Result<WarmWorker> KernelManager::start_standby() {
+  KernelOptions options = options_;
+  options.standby = false;
+  KernelManager holder(std::move(options), nullptr, nullptr);
+  holder.spawns_standby_ = true;
+  std::optional<EnvMap> environment;
+  {
+    std::lock_guard lock(state_);
+    environment = standby_environment_;
+  }
+  if (Status started = holder.start(options_.idle_reply_timeout_s, std::move(environment));
+      !started) {
+    return std::move(started).error();
+  }
+  return holder.release_worker();
+}
+
+void KernelManager::request_standby(std::optional<EnvMap> environment) {
+  {
+    std::lock_guard lock(state_);
+    if (environment) standby_environment_ = std::move(environment);
+  }
+  if (!standby_) standby_ = std::make_unique<StandbySlot>([this] { return start_standby(); });
+  standby_->request();
+}
+
+bool KernelManager::wait_standby() { return standby_ && standby_->wait_ready(); }
+
+std::optional<pid_t> KernelManager::standby_pid() {
+  return standby_ ? standby_->ready_pid() : std::nullopt;
+}
+
+void KernelManager::install_worker(WarmWorker worker) {
+  if (worker.pending_launch && options_.sandbox) {
+    options_.sandbox->adopt_standby(std::move(*worker.pending_launch));
+  }
+  if (worker.sinks) sink_directory_ = std::move(worker.sinks);
+  std::lock_guard lock(state_);
+  transport_ = std::move(worker.transport);
+  authorization_generation_ = std::move(worker.authorization_generation);
+}
+
+Status KernelManager::adopt(WarmWorker worker, std::optional<EnvMap> environment) {
+  if (!worker.alive()) {
+    worker.discard();
+    return make_error(ErrorCode::kNotAlive, "the warm worker to adopt is not alive");
+  }
+  install_worker(std::move(worker));
+  if (options_.standby && !factory_) {
+    request_standby(environment ? std::move(environment) : current_process_environment());
+  }
   return {};
 }
 
@@ -215,19 +316,38 @@ Status KernelManager::restart(double init_timeout_s, std::optional<EnvMap> envir
         "new one has to be placed and dial back in. Recover the session (a new "
         "epoch) instead of restarting its kernel.");
   }
-  // Close first, without the transaction lock: a cell still running gets end
-  // of stream and returns, which is what frees the lock for the respawn.
-  if (auto old = transport()) (void)old->close(true);
-  std::lock_guard transaction(transaction_);
+  std::unique_lock transaction(transaction_, std::try_to_lock);
+  // A standby that died while waiting is dropped here (take), not used.
+  std::optional<WarmWorker> standby;
+  if (transaction.owns_lock() && standby_) standby = standby_->take();
+  if (standby) {
+    // Idle, with a standby ready: the old worker is told to shut down and
+    // its exit is awaited in the background while the standby takes over.
+    retire_in_background(transport());
+  } else {
+    // Close first, without the transaction lock: a cell still running gets
+    // end of stream and returns, which is what frees the lock for the respawn.
+    if (transaction.owns_lock()) transaction.unlock();
+    if (auto old = transport()) (void)old->close(true);
+    transaction.lock();
+    if (standby_) standby = standby_->take();
+  }
   std::string ended;
   {
     std::lock_guard lock(state_);
-    ended = std::exchange(authorization_generation_, new_authorization_generation());
+    ended = std::exchange(authorization_generation_, standby ? standby->authorization_generation
+                                                             : new_authorization_generation());
   }
   // Revoked before the new worker can make a call: its predecessor's
   // outstanding capabilities are never usable by it.
   if (hooks_) hooks_->generation_ended(ended);
-  Status started = start(init_timeout_s, std::move(environment));
+  Status started;
+  if (standby) {
+    install_worker(std::move(*standby));
+    request_standby(std::move(environment));
+  } else {
+    started = start(init_timeout_s, std::move(environment));
+  }
   if (!started) {
     Error error = std::move(started).error();
     error.message =
@@ -253,7 +373,20 @@ void KernelManager::kill_worker() {
   if (auto t = transport()) t->kill();
 }
 
+void KernelManager::retire_in_background(std::shared_ptr<Transport> old) {
+  if (retiring_.joinable()) retiring_.join();
+  if (!old) return;
+  // Its close ladder's SIGINT rung must not reach the sandbox's pin, which
+  // is the standby's from now on: the launcher process gets it instead.
+  if (auto* pipe = dynamic_cast<PipeTransport*>(old.get())) pipe->route_stop_signal(nullptr);
+  retiring_ = std::thread([old = std::move(old)] {
+    if (!old->close(true)) old->kill();
+  });
+}
+
 void KernelManager::shutdown() {
+  if (standby_) standby_->stop();
+  if (retiring_.joinable()) retiring_.join();
   close_transport();
   // The worker is gone: its sandbox's envelope and uid go with it.
   if (options_.sandbox) options_.sandbox->retire();

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/result.h"
@@ -20,11 +21,13 @@
 #include "kernel/sink_capture.h"
 #include "kernel/streamed_stdout.h"
 #include "kernel/transport.h"
+#include "kernel/warm_worker.h"
 #include "sandbox/kernel_sandbox.h"
 
 namespace o4s::kernel {
 
 class CellWait;
+class StandbySlot;
 class FrameWait;
 class OomWatch;
 enum class FrameKind;
@@ -66,6 +69,11 @@ struct KernelOptions {
   // stdout resend) may wait for its answer. A worker silent past it is
   // stopped as one that broke the protocol: no front door waits forever.
   double idle_reply_timeout_s = kDefaultIdleReplyTimeoutS;
+  // Keep one standby worker for this kernel's workspace, started in the
+  // background after each start or restart, so restart() swaps it in
+  // (kernel/standby.h). It is spawned with the environment of the last
+  // start, and counts against the sandbox's limits like the worker.
+  bool standby = false;
 };
 
 // build_kernel_environment's arguments for this kernel (spec §5.12): a Python
@@ -120,6 +128,18 @@ class KernelManager {
   Result<InterruptDelivery> interrupt();
   void kill_worker();
   Status restart(double init_timeout_s, std::optional<EnvMap> environment = std::nullopt);
+  // A worker started ahead of any kernel with these options (their
+  // workspace and sandbox), for a pool (kernel/warm_pool.h).
+  static Result<WarmWorker> start_warm(KernelOptions options, double init_timeout_s,
+                                       std::optional<EnvMap> environment = std::nullopt);
+  // Takes a warm worker started with this manager's options as its first
+  // worker, instead of start(). `environment` is for the standby, if any.
+  Status adopt(WarmWorker worker, std::optional<EnvMap> environment = std::nullopt);
+  // Blocks until the standby being started is ready (true) or its start
+  // failed; false at once without standby. For tests and benches.
+  bool wait_standby();
+  // The ready standby's process, if there is one (its memory is reported).
+  std::optional<pid_t> standby_pid();
   void shutdown();
   bool is_alive();
 
@@ -149,6 +169,17 @@ class KernelManager {
 
  private:
   Result<std::shared_ptr<Transport>> spawn_transport(std::optional<EnvMap> environment);
+  // The spawned worker, handed over to a WarmWorker (this manager keeps
+  // none). Used on a manager that only started it.
+  WarmWorker release_worker();
+  // Installs a warm worker as this manager's, and asks for the next standby.
+  void install_worker(WarmWorker worker);
+  // Starts this kernel's next standby (on the standby thread).
+  Result<WarmWorker> start_standby();
+  void request_standby(std::optional<EnvMap> environment);
+  // Closes a replaced idle worker on its own thread (joined by the next
+  // one, shutdown and the destructor).
+  void retire_in_background(std::shared_ptr<Transport> old);
   Status handshake(const std::shared_ptr<Transport>& transport, double timeout_s);
   Result<std::optional<Json>> readline();
   Status send(const Json& frame);
@@ -217,6 +248,12 @@ class KernelManager {
   std::atomic<std::size_t> dropped_stdout_chunks_{0};
   std::atomic<std::size_t> stale_responses_{0};
   std::atomic<std::size_t> stale_displays_{0};
+  // A standby being started: its launch leaves the sandbox's pin alone.
+  bool spawns_standby_ = false;
+  std::optional<sandbox::LaunchOutcome> pending_launch_;  // the standby's, until adopted
+  std::optional<EnvMap> standby_environment_;             // guarded by state_
+  std::unique_ptr<StandbySlot> standby_;
+  std::thread retiring_;
 };
 
 }  // namespace o4s::kernel

@@ -71,6 +71,7 @@ KernelPool::KernelPool(PoolSettings settings, sandbox::SandboxSettings sandbox,
       sandbox_settings_(std::move(sandbox)),
       store_(std::move(store)) {
   housekeeper_ = std::thread([this] { housekeep(); });
+  open_warm_pools();
 }
 
 KernelPool::~KernelPool() { shutdown_all(); }
@@ -142,9 +143,24 @@ Result<std::shared_ptr<Kernel>> KernelPool::create(const std::string& language,
     std::lock_guard lock(mutex_);
     --starting_;
   });
-  auto kernel = describe_kernel(language, workspace);
-  if (!kernel) return kernel;
-  Status started = start_manager(*kernel.value());
+  // A pooled worker comes with its own fresh workspace: only a kernel that
+  // asked for none can take one.
+  std::optional<kernel::WarmWorker> warm;
+  // A pool whose last start failed (a broken sandbox, a worker killed while
+  // it started) does not fail this kernel: it starts the normal way, and
+  // that start says why if the cause is still there.
+  if (!workspace) {
+    auto claimed = claim_warm(language);
+    if (claimed) warm = std::move(claimed.value());
+  }
+  std::optional<std::string> warm_workspace;
+  if (warm) warm_workspace = warm->workspace;
+  auto kernel = describe_kernel(language, workspace, warm_workspace);
+  if (!kernel) {
+    if (warm) warm->discard();
+    return kernel;
+  }
+  Status started = start_manager(*kernel.value(), std::move(warm));
   std::lock_guard lock(mutex_);
   if (!started) {
     kernel.value()->manager->shutdown();
@@ -180,15 +196,20 @@ Status KernelPool::reserve_slot(const std::string& language) {
 
 // The kernel's identity, workspace (pinned) and root frame; no process yet.
 Result<std::shared_ptr<Kernel>> KernelPool::describe_kernel(
-    const std::string& language, const std::optional<std::string>& workspace) {
+    const std::string& language, const std::optional<std::string>& workspace,
+    const std::optional<std::string>& warm_workspace) {
   auto kernel = std::make_shared<Kernel>();
   kernel->id = uuid4();
   kernel->language = language;
   kernel->created = utc_now();
   kernel->last_used_text = kernel->created;
-  auto chosen = choose_workspace(kernel->id, workspace);
-  if (!chosen) return std::move(chosen).error();
-  kernel->workspace = chosen.value();
+  if (warm_workspace) {
+    kernel->workspace = *warm_workspace;
+  } else {
+    auto chosen = choose_workspace(kernel->id, workspace);
+    if (!chosen) return std::move(chosen).error();
+    kernel->workspace = chosen.value();
+  }
   // The directory the file tools may use from now on, whatever its path
   // comes to point at later.
   auto pinned = directory_id(kernel->workspace);
@@ -203,20 +224,26 @@ Result<std::shared_ptr<Kernel>> KernelPool::describe_kernel(
   return kernel;
 }
 
-kernel::KernelOptions KernelPool::kernel_options(const Kernel& kernel) const {
-  host_hooks::FrontDoorKernel spec{kernel.language,    kernel.workspace,
+kernel::KernelOptions KernelPool::kernel_options(const std::string& language,
+                                                 const std::string& workspace) const {
+  host_hooks::FrontDoorKernel spec{language,           workspace,
                                    settings_.python,   settings_.repo_root,
                                    settings_.data_dir, settings_.r_worker_argv};
-  return host_hooks::front_door_kernel_options(spec, sandbox_settings_);
+  kernel::KernelOptions options = host_hooks::front_door_kernel_options(spec, sandbox_settings_);
+  options.standby = settings_.standby;
+  return options;
 }
 
-// The kernel's own host dispatcher and manager, and its worker started.
-Status KernelPool::start_manager(Kernel& kernel) {
+// The kernel's own host dispatcher and manager, and its worker started
+// (or a pooled one adopted, with the sandbox it was started in).
+Status KernelPool::start_manager(Kernel& kernel, std::optional<kernel::WarmWorker> warm) {
   auto dispatcher = host_hooks::front_door_dispatcher(store_, kernel.workspace, settings_.data_dir);
-  kernel::KernelOptions options = kernel_options(kernel);
+  kernel::KernelOptions options = kernel_options(kernel.language, kernel.workspace);
+  if (warm) options.sandbox = warm->sandbox;
   kernel.hooks = host_hooks::front_door_hooks(dispatcher, settings_.host, kernel.frame_id, options);
   kernel.manager =
       std::make_unique<kernel::KernelManager>(std::move(options), kernel.hooks, nullptr);
+  if (warm) return kernel.manager->adopt(std::move(*warm));
   return kernel.manager->start(settings_.init_timeout_s);
 }
 
@@ -259,6 +286,7 @@ Status KernelPool::shutdown(const std::string& kernel_id) {
     kernels_.erase(it);
   }
   close_kernel(kernel);
+  poke_warm_pools();
   return {};
 }
 
@@ -493,11 +521,13 @@ void KernelPool::housekeep() {
                    kernel->id.c_str(), static_cast<long long>(settings_.idle_timeout.count()));
       close_kernel(kernel);
     }
+    if (!idle.empty()) poke_warm_pools();
     lock.lock();
   }
 }
 
 void KernelPool::shutdown_all() {
+  stop_warm_pools();
   std::map<std::string, std::shared_ptr<Kernel>> kernels;
   {
     std::lock_guard lock(mutex_);

@@ -19,6 +19,7 @@
 #include "host/dispatcher.h"
 #include "host_hooks/native_hooks.h"
 #include "kernel/kernel_manager.h"
+#include "kernel/warm_pool.h"
 #include "mcp/execution.h"
 #include "mcp/workspace_files.h"
 #include "sandbox/sandbox_settings.h"
@@ -36,7 +37,16 @@ struct PoolSettings {
   std::chrono::seconds idle_timeout{3600};  // 0: never
   double init_timeout_s = 30.0;
   host::HostSettings host;
+  // Started workers kept ready per language (`--pool python=N,r=M`), each
+  // with its own fresh default workspace; create_kernel without a
+  // workspace takes one. They count against max_kernels.
+  std::map<std::string, std::size_t> warm_workers{{"python", 2}};
+  // Each kernel keeps a standby worker, so restart_kernel swaps it in.
+  bool standby = true;
 };
+
+// Parses `--pool`'s value: comma-separated LANGUAGE=N (python, r).
+Result<std::map<std::string, std::size_t>> parse_warm_workers(const std::string& text);
 
 struct Kernel {
   Kernel() = default;
@@ -104,6 +114,8 @@ class KernelPool {
   std::string state_of(Kernel& kernel);
   void shutdown_all();
   const PoolSettings& settings() const { return settings_; }
+  // Ready pooled workers of `language` (0 without a pool); for tests.
+  std::size_t warm_ready(const std::string& language);
   std::shared_ptr<store::Store> store() const { return store_; }
 
  private:
@@ -119,9 +131,20 @@ class KernelPool {
   // workspace and frame, its manager's options, its worker started.
   Status reserve_slot(const std::string& language);
   Result<std::shared_ptr<Kernel>> describe_kernel(const std::string& language,
-                                                  const std::optional<std::string>& workspace);
-  kernel::KernelOptions kernel_options(const Kernel& kernel) const;
-  Status start_manager(Kernel& kernel);
+                                                  const std::optional<std::string>& workspace,
+                                                  const std::optional<std::string>& warm_workspace);
+  kernel::KernelOptions kernel_options(const std::string& language,
+                                       const std::string& workspace) const;
+  Status start_manager(Kernel& kernel, std::optional<kernel::WarmWorker> warm);
+  // The warm pools (kernel_pool_warm.cpp): one worker started for a
+  // language's pool, a pooled one claimed for a new kernel, the pools
+  // woken when a kernel ended, and stopped at shutdown.
+  void open_warm_pools();
+  Result<kernel::WarmWorker> start_warm(const std::string& language);
+  Result<std::optional<kernel::WarmWorker>> claim_warm(const std::string& language);
+  bool room_for_warm(std::size_t held);
+  void poke_warm_pools();
+  void stop_warm_pools();
   // start_execute's part under the kernel's lock.
   Result<std::shared_ptr<Execution>> register_cell(const std::shared_ptr<Kernel>& kernel,
                                                    const std::string& code,
@@ -140,6 +163,8 @@ class KernelPool {
   bool stopping_ = false;
   std::condition_variable wake_;
   std::thread housekeeper_;
+  // Last: stopped (and their workers closed) before anything above goes.
+  std::map<std::string, std::unique_ptr<kernel::WarmPool>> warm_;
 };
 
 }  // namespace o4s::mcp

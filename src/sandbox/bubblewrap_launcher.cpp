@@ -488,6 +488,11 @@ void BubblewrapLauncher::retire() {
   lease_.reset();  // waits, bounded, for the uid's last processes
 }
 
+void BubblewrapLauncher::begin_generation() {
+  std::lock_guard lock(cgroup_mutex_);
+  if (cgroup_) cgroup_->begin_generation();
+}
+
 std::optional<std::uint64_t> BubblewrapLauncher::oom_kills() const {
   std::lock_guard lock(cgroup_mutex_);
   if (!cgroup_) return std::nullopt;

@@ -53,6 +53,7 @@ class BubblewrapLauncher final : public Launcher {
   std::optional<std::uint64_t> oom_kills() const override;
   // Kills what is left in the envelope, removes it, then releases the uid.
   void retire() override;
+  void begin_generation() override;
 
   const SandboxSettings& settings() const { return settings_; }
   const std::string& bwrap_path() const { return bwrap_path_; }

@@ -61,10 +61,11 @@ Result<Launcher*> KernelSandbox::launcher() {
   return launcher_.get();
 }
 
-Result<std::unique_ptr<PreparedLaunch>> KernelSandbox::prepare(const LaunchSpec& spec) {
+Result<std::unique_ptr<PreparedLaunch>> KernelSandbox::prepare(const LaunchSpec& spec,
+                                                               bool replaces_worker) {
   auto chosen = launcher();
   if (!chosen) return std::move(chosen).error();
-  {
+  if (replaces_worker) {
     // A new launch means the previous worker is gone (restart closes it
     // first): its pin must not be signalled any more.
     std::lock_guard lock(mutex_);
@@ -101,6 +102,14 @@ void KernelSandbox::adopt(LaunchOutcome outcome) {
     status_.warning = security_warning("the sandbox runs degraded: " + *outcome.degraded);
     warn_once(status_.warning);
   }
+}
+
+void KernelSandbox::adopt_standby(LaunchOutcome outcome) {
+  {
+    std::lock_guard launch(launch_mutex_);
+    if (launcher_) launcher_->begin_generation();
+  }
+  adopt(std::move(outcome));
 }
 
 std::optional<KernelSandbox::InterruptResult> KernelSandbox::interrupt(int signum) {

@@ -30,9 +30,15 @@ class KernelSandbox {
   KernelSandbox(const KernelSandbox&) = delete;
   KernelSandbox& operator=(const KernelSandbox&) = delete;
 
-  Result<std::unique_ptr<PreparedLaunch>> prepare(const LaunchSpec& spec);
+  // `replaces_worker` false: a standby launched beside the running worker
+  // (kernel/standby.h), whose pin stays until the standby is adopted.
+  Result<std::unique_ptr<PreparedLaunch>> prepare(const LaunchSpec& spec,
+                                                  bool replaces_worker = true);
   // Records a successful launch (replacing the previous worker's pin).
   void adopt(LaunchOutcome outcome);
+  // A standby launched beside the worker replaces it: its pin, and a new
+  // generation of the envelope's limit baselines.
+  void adopt_standby(LaunchOutcome outcome);
 
   struct InterruptResult {
     bool delivered = false;

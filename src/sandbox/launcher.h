@@ -78,6 +78,9 @@ class Launcher {
   // launcher holds for it (its envelope, its uid). A later launch takes
   // them anew.
   virtual void retire() {}
+  // A new worker generation begins in the envelope (a standby started
+  // earlier replaces the worker): its CPU, OOM and fork baselines restart.
+  virtual void begin_generation() {}
   // The envelope's OOM-kill count so far (SandboxCgroup::oom_kills).
   virtual std::optional<std::uint64_t> oom_kills() const { return std::nullopt; }
 };

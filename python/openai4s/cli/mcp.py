@@ -60,6 +60,17 @@ def add_parser(commands):
         help="shut a kernel down after this long unused; 0 = never (default: %(default)s)",
     )
     mcp.add_argument(
+        "--pool",
+        metavar="LANG=N[,LANG=N]",
+        help="started workers kept ready for create_kernel, per language (python, r); "
+        "counted against --max-kernels (default: python=2; python=0 turns it off)",
+    )
+    mcp.add_argument(
+        "--no-standby",
+        action="store_true",
+        help="no standby worker per kernel (restart_kernel then starts a new one)",
+    )
+    mcp.add_argument(
         "--http",
         metavar="[HOST:]PORT",
         help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio "
@@ -116,6 +127,10 @@ def server_argv(args):
     for flag, value in (("--data-dir", args.data_dir), ("--workspace-root", args.workspace_root)):
         if value:
             argv += [flag, os.path.abspath(os.path.expanduser(value))]
+    if args.pool:
+        argv += ["--pool", args.pool]
+    if args.no_standby:
+        argv.append("--no-standby")
     if args.http:
         argv += ["--http", args.http]
     if args.token_file:

@@ -86,7 +86,12 @@ class InterruptDelivery(namedtuple("InterruptDelivery", "delivered target reason
 
 class Kernel:
     """A persistent worker interpreter: `execute` cells, `inspect_variables`,
-    `interrupt`, `restart`, `shutdown`. Usable as a context manager."""
+    `interrupt`, `restart`, `shutdown`. Usable as a context manager.
+
+    With `standby=True` the kernel keeps one more worker started in the
+    background for its workspace, and `restart()` swaps it in (it is spawned
+    with the environment of the kernel's last start). `openai4s.KernelPool`
+    hands out kernels whose first worker was started ahead of time."""
 
     def __init__(
         self,
@@ -101,6 +106,9 @@ class Kernel:
         read_isolation=None,
         capture_sinks=False,
         transport_factory=None,
+        *,
+        standby=False,
+        _warm=None,
     ):
         self.dispatcher = dispatcher
         self.cwd = None if cwd is None else os.fspath(cwd)
@@ -130,11 +138,16 @@ class Kernel:
             capture_sinks=bool(capture_sinks),
             idle_reply_timeout=_IDLE_REPLY_TIMEOUT_S,
             read_paths=[os.fspath(p) for p in getattr(dispatcher, "env_paths", ()) or ()],
+            standby=bool(standby),
+            warm=_warm,
         )
         if hasattr(self._sandbox, "_bind"):
             self._sandbox._bind(self._core, remote=transport_factory is not None)
         try:
-            self._core.start(_SKILL_SIDECAR_INITIALIZATION_TIMEOUT_S)
+            if _warm is not None:
+                self._core.adopt(_warm)
+            else:
+                self._core.start(_SKILL_SIDECAR_INITIALIZATION_TIMEOUT_S)
         except BaseException:
             if hasattr(self._sandbox, "close"):
                 self._sandbox.close()

@@ -1,0 +1,113 @@
+#include "kernel/warm_pool.h"
+
+#include <utility>
+
+namespace o4s::kernel {
+
+WarmPool::WarmPool(std::size_t size, Starter start, Room room)
+    : size_(size), start_(std::move(start)), room_(std::move(room)) {
+  if (size_ > 0) thread_ = std::thread([this] { refill(); });
+}
+
+WarmPool::~WarmPool() { stop(); }
+
+bool WarmPool::wants_start() const {
+  const std::size_t held = ready_.size() + starting_;
+  return !stopping_ && !failure_ && held < size_ && (!room_ || room_(held));
+}
+
+void WarmPool::poke() {
+  std::lock_guard lock(mutex_);
+  wake_.notify_all();
+}
+
+void WarmPool::refill() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [this] { return stopping_ || wants_start(); });
+    if (stopping_) return;
+    ++starting_;
+    lock.unlock();
+    Result<WarmWorker> started = start_();
+    lock.lock();
+    --starting_;
+    if (!started) {
+      failure_ = std::move(started).error();
+    } else if (stopping_) {
+      lock.unlock();
+      started.value().discard();
+      lock.lock();
+    } else {
+      ready_.push_back(std::move(started.value()));
+    }
+    wake_.notify_all();
+  }
+}
+
+Result<std::optional<WarmWorker>> WarmPool::claim() {
+  std::vector<WarmWorker> dead;
+  std::optional<WarmWorker> claimed;
+  {
+    std::lock_guard lock(mutex_);
+    if (failure_ && ready_.empty()) {
+      Error error = std::exchange(failure_, std::nullopt).value();
+      wake_.notify_all();  // the next start is a retry
+      return error;
+    }
+    while (!ready_.empty()) {
+      WarmWorker next = std::move(ready_.front());
+      ready_.pop_front();
+      if (next.alive()) {
+        claimed = std::move(next);
+        break;
+      }
+      dead.push_back(std::move(next));
+    }
+    wake_.notify_all();  // one taken or found dead: start its replacement
+  }
+  for (auto& worker : dead) worker.discard();
+  return claimed;
+}
+
+std::size_t WarmPool::ready() {
+  std::lock_guard lock(mutex_);
+  return ready_.size();
+}
+
+std::size_t WarmPool::pending() {
+  std::lock_guard lock(mutex_);
+  return starting_;
+}
+
+bool WarmPool::wait_full() {
+  std::unique_lock lock(mutex_);
+  wake_.wait(lock, [this] {
+    return stopping_ || failure_ || ready_.size() >= size_ || (starting_ == 0 && !wants_start());
+  });
+  return ready_.size() >= size_;
+}
+
+std::vector<pid_t> WarmPool::ready_pids() {
+  std::lock_guard lock(mutex_);
+  std::vector<pid_t> pids;
+  for (auto& worker : ready_) {
+    if (auto pid = worker.transport ? worker.transport->local_pid() : std::nullopt) {
+      pids.push_back(*pid);
+    }
+  }
+  return pids;
+}
+
+void WarmPool::stop() {
+  std::deque<WarmWorker> left;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    left.swap(ready_);
+    wake_.notify_all();
+  }
+  if (thread_.joinable()) thread_.join();
+  for (auto& worker : left) worker.discard();
+}
+
+}  // namespace o4s::kernel

@@ -1,0 +1,48 @@
+// A worker started ahead of its kernel: spawned in its sandbox, its
+// interpreter up and its handshake done, waiting to be adopted by a
+// KernelManager (a pool's fresh kernel, or a kernel's standby for its next
+// restart). A warm worker serves exactly one kernel and is never returned
+// to a pool once adopted.
+//
+// What must be unique per kernel is never shared: the attestation key and
+// the authorization generation are drawn fresh for each worker (a uuid4 and
+// 32 random bytes), and the generation is bound to a kernel's dispatcher
+// (its bash capabilities) only at adoption. Kernel ids, frames and the
+// dispatcher itself belong to the adopting kernel.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "kernel/sink_capture.h"
+#include "kernel/transport.h"
+#include "sandbox/kernel_sandbox.h"
+#include "sandbox/launcher.h"
+
+namespace o4s::kernel {
+
+struct WarmWorker {
+  std::shared_ptr<Transport> transport;
+  // What it was started with: the adopting kernel's options must name the
+  // same workspace and sandbox (the sandbox holds its pin and envelope).
+  std::optional<std::string> workspace;
+  std::shared_ptr<sandbox::KernelSandbox> sandbox;
+  // The generation the worker was started with (OPENAI4S_KERNEL_GENERATION):
+  // the adopting kernel's trusted generation from then on.
+  std::string authorization_generation;
+  // A fresh kernel's R sink directory (bound into its sandbox at spawn).
+  std::unique_ptr<SinkDirectory> sinks;
+  // A standby's sandbox pin, held aside until it replaces the running
+  // worker (the kernel's sandbox still signals the running one meanwhile).
+  std::optional<sandbox::LaunchOutcome> pending_launch;
+  // The workspace was made for this worker (a pool's): discard() removes it
+  // if it is still empty. Never set for a kernel's own (a standby's).
+  bool owns_workspace = false;
+
+  bool alive() const { return transport && transport->alive(); }
+  // Stops the worker (a pooled or standby worker nobody will use).
+  void discard();
+};
+
+}  // namespace o4s::kernel

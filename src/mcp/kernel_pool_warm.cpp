@@ -1,0 +1,94 @@
+// The server's warm pools (issue 28): per language, workers started ahead
+// of create_kernel, each in its own fresh default workspace and sandbox.
+// They count against --max-kernels: a pool refills only while the running
+// kernels, the ones being created and its own workers leave room.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "base/random_id.h"
+#include "mcp/kernel_pool.h"
+
+namespace o4s::mcp {
+
+Result<std::map<std::string, std::size_t>> parse_warm_workers(const std::string& text) {
+  std::map<std::string, std::size_t> sizes;
+  auto refuse = [&](const std::string& why) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "--pool " + text + ": " + why + " (expected e.g. python=2,r=1)");
+  };
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? comma : comma - start);
+    std::size_t equals = item.find('=');
+    if (equals == std::string::npos) return refuse("\"" + item + "\" has no =N");
+    std::string language = item.substr(0, equals);
+    std::string count = item.substr(equals + 1);
+    if (language != "python" && language != "r") {
+      return refuse("the language must be python or r, not \"" + language + "\"");
+    }
+    char* end = nullptr;
+    long long n = std::strtoll(count.c_str(), &end, 10);
+    if (count.empty() || *end != '\0' || n < 0 || n > 64) {
+      return refuse("\"" + count + "\" is not a count from 0 to 64");
+    }
+    sizes[language] = static_cast<std::size_t>(n);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return sizes;
+}
+
+void KernelPool::open_warm_pools() {
+  for (const auto& [language, size] : settings_.warm_workers) {
+    if (size == 0) continue;
+    if (language == "r" && settings_.r_worker_argv.empty()) continue;
+    warm_[language] = std::make_unique<kernel::WarmPool>(
+        size, [this, language = language] { return start_warm(language); },
+        [this](std::size_t held) { return room_for_warm(held); });
+  }
+}
+
+Result<kernel::WarmWorker> KernelPool::start_warm(const std::string& language) {
+  // A default workspace like any other (create_kernel's own are named after
+  // the kernel; this one is named before there is a kernel).
+  std::string path = settings_.data_dir + "/agent-workspaces/mcp-pool-" + uuid4();
+  if (::mkdir(path.c_str(), 0700) != 0) return system_error("mkdir: " + path, errno);
+  kernel::KernelOptions options = kernel_options(language, path);
+  auto started = kernel::KernelManager::start_warm(std::move(options), settings_.init_timeout_s);
+  if (!started) {
+    ::rmdir(path.c_str());
+    return started;
+  }
+  started.value().owns_workspace = true;
+  return started;
+}
+
+bool KernelPool::room_for_warm(std::size_t held) {
+  std::lock_guard lock(mutex_);
+  return !stopping_ && kernels_.size() + starting_ + held < settings_.max_kernels;
+}
+
+Result<std::optional<kernel::WarmWorker>> KernelPool::claim_warm(const std::string& language) {
+  auto it = warm_.find(language);
+  if (it == warm_.end()) return std::optional<kernel::WarmWorker>();
+  return it->second->claim();
+}
+
+std::size_t KernelPool::warm_ready(const std::string& language) {
+  auto it = warm_.find(language);
+  return it == warm_.end() ? 0 : it->second->ready();
+}
+
+void KernelPool::poke_warm_pools() {
+  for (auto& [language, pool] : warm_) pool->poke();
+}
+
+void KernelPool::stop_warm_pools() {
+  for (auto& [language, pool] : warm_) pool->stop();
+}
+
+}  // namespace o4s::mcp

@@ -1,0 +1,143 @@
+// The warm pool and the standby restart through the real server and the
+// SDK client (issue 28): create_kernel takes a started worker, a burst
+// beyond the pool still gets kernels, a worker killed while pooled is not
+// handed out, the pool counts against --max-kernels, restart_kernel swaps
+// in the standby, and a server with a full pool leaves no process.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readlinkSync } from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { call, connect, newKernel, openai4s, rawServer, run, until } from './helpers.mjs';
+
+// Processes whose working directory lies under `dir`.
+function processesUnder(dir) {
+  const found = [];
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const cwd = readlinkSync(`/proc/${pid}/cwd`);
+      if (cwd === dir || cwd.startsWith(dir + path.sep)) found.push(Number(pid));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found;
+}
+
+function poolWorkspaces(dir) {
+  const root = path.join(dir, 'agent-workspaces');
+  return readdirSync(root)
+    .filter((name) => name.startsWith('mcp-pool-'))
+    .map((name) => path.join(root, name));
+}
+
+// Pooled workers run in their own workspaces before any kernel exists.
+async function poolFull(dir, size) {
+  return until(
+    () => poolWorkspaces(dir).filter((ws) => processesUnder(ws).length > 0).length >= size,
+    60000,
+  );
+}
+
+function stdoutOf(result) {
+  return result.structuredContent.stdout.trim();
+}
+
+test('create_kernel takes a pooled worker: a fresh workspace, a plain kernel', async (t) => {
+  const { client, dir } = await connect(t, { extra: ['--pool', 'python=2'] });
+  assert.ok(await poolFull(dir, 2), 'the pool fills to its size');
+  const created = await call(client, 'create_kernel', {});
+  assert.equal(created.isError, undefined, created.content?.[0]?.text);
+  const { kernel_id, workspace } = created.structuredContent;
+  assert.match(path.basename(workspace), /^mcp-pool-/);
+  assert.equal(stdoutOf(await run(client, kernel_id, 'print(1 + 1)')), '2');
+  const listing = await run(client, kernel_id, 'import os\nprint(sorted(os.listdir(".")))');
+  assert.equal(stdoutOf(listing), '[]');
+  // A burst past the pool: every kernel starts, none shares a worker.
+  const burst = await Promise.all([0, 1, 2].map(() => newKernel(client)));
+  const pids = new Set();
+  for (const id of [kernel_id, ...burst]) {
+    pids.add(stdoutOf(await run(client, id, 'import os\nprint(os.getpid(), os.getcwd())')));
+  }
+  assert.equal(pids.size, 4);
+});
+
+test('a worker killed while pooled is not handed out', async (t) => {
+  const { client, dir } = await connect(t, { extra: ['--pool', 'python=1'] });
+  assert.ok(await poolFull(dir, 1));
+  const [pooled] = poolWorkspaces(dir);
+  for (const pid of processesUnder(pooled)) process.kill(pid, 'SIGKILL');
+  assert.ok(await until(() => processesUnder(pooled).length === 0));
+  const kernel_id = await newKernel(client);
+  assert.equal(stdoutOf(await run(client, kernel_id, 'print(6 * 7)')), '42');
+});
+
+test('pooled workers count against --max-kernels; python=0 turns the pool off', async (t) => {
+  const { client, dir } = await connect(t, { extra: ['--pool', 'python=3', '--max-kernels', '2'] });
+  assert.ok(await poolFull(dir, 2));
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const running = poolWorkspaces(dir).filter((ws) => processesUnder(ws).length > 0);
+  assert.equal(running.length, 2, 'never more workers than --max-kernels allows');
+  await newKernel(client);
+  await newKernel(client);
+  const third = await call(client, 'create_kernel', {});
+  assert.equal(third.isError, true);
+  assert.match(third.content[0].text, /--max-kernels/);
+
+  const off = await connect(t, { extra: ['--pool', 'python=0'] });
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  assert.deepEqual(poolWorkspaces(off.dir), []);
+  const made = await call(off.client, 'create_kernel', {});
+  assert.match(path.basename(made.structuredContent.workspace), /^mcp-(?!pool-)/);
+});
+
+test('a bad --pool value is refused with its reason', () => {
+  const done = spawnSync(openai4s, ['mcp', '--pool', 'python=lots'], { encoding: 'utf8' });
+  assert.notEqual(done.status, 0);
+  assert.match(done.stderr, /--pool python=lots/);
+});
+
+test('restart_kernel swaps in the standby: files stay, the namespace goes', async (t) => {
+  const { client } = await connect(t, { extra: ['--pool', 'python=0'] });
+  const kernel_id = await newKernel(client);
+  await run(client, kernel_id, "x = 1\nopen('kept.txt', 'w').write('here')");
+  const generation = "import os\nprint(os.environ['OPENAI4S_KERNEL_GENERATION'])";
+  const before = stdoutOf(await run(client, kernel_id, generation));
+  const restarted = await call(client, 'restart_kernel', { kernel_id });
+  assert.equal(restarted.isError, undefined, restarted.content?.[0]?.text);
+  const gone = await run(client, kernel_id, 'x');
+  assert.match(JSON.stringify(gone.structuredContent), /NameError/);
+  assert.equal(stdoutOf(await run(client, kernel_id, "print(open('kept.txt').read())")), 'here');
+  const after = stdoutOf(await run(client, kernel_id, generation));
+  assert.notEqual(after, before);
+});
+
+test('a server with a full pool and standbys leaves no process when it stops', async (t) => {
+  const server = rawServer(t);
+  // rawServer uses the default pool (python=2) and standbys.
+  await server.ask({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+  });
+  const created = await server.ask({
+    jsonrpc: '2.0',
+    id: 2,
+    method: 'tools/call',
+    params: { name: 'create_kernel', arguments: {} },
+  });
+  const workspaces = path.dirname(created.result.structuredContent.workspace);
+  assert.ok(
+    await until(() => processesUnder(workspaces).length >= 3, 60000),
+    'the kernel, its standby and a pooled worker run',
+  );
+  server.child.kill('SIGTERM');
+  const exited = await server.exited;
+  assert.equal(exited.code, 0, server.stderr());
+  assert.ok(
+    await until(() => processesUnder(workspaces).length === 0),
+    `left: ${processesUnder(workspaces)}`,
+  );
+});
