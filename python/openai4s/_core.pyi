@@ -90,6 +90,39 @@ class PipeTransport:
 
 # kernel_core.cpp
 
+class WarmWorker:
+    """A started worker taken from a WarmPoolCore, to be adopted by a KernelCore."""
+
+    @property
+    def workspace(self) -> str | None: ...
+    @property
+    def taken(self) -> bool: ...
+
+class WarmPoolCore:
+    """N started sandboxed workers, each in a fresh workspace under workspace_root."""
+
+    def __init__(
+        self,
+        *,
+        size: int,
+        workspace_root: str,
+        mode: str,
+        python: str,
+        worker_script: str,
+        repo_root: str,
+        sandbox_mode: str | None,
+        hidden_paths: Sequence[str],
+        idle_reply_timeout: float,
+        init_timeout: float,
+    ) -> None: ...
+    # None when the pool is empty (the caller starts a kernel normally).
+    def claim(self) -> WarmWorker | None: ...
+    @property
+    def ready(self) -> int: ...
+    def wait_full(self) -> bool: ...
+    def pids(self) -> list[int]: ...
+    def stop(self) -> None: ...
+
 class KernelCore:
     """The C++ kernel manager behind openai4s.kernel.manager.KernelManager."""
 
@@ -111,8 +144,16 @@ class KernelCore:
         capture_sinks: bool = False,
         idle_reply_timeout: float = 30.0,
         read_paths: Sequence[str] = ...,
+        standby: bool = False,
+        warm: WarmWorker | None = None,
     ) -> None: ...
     def start(self, init_timeout: float) -> None: ...
+    # A pooled worker instead of start(); the handle is spent either way.
+    def adopt(self, warm: WarmWorker) -> None: ...
+    # Waits until the standby worker is started (or cannot be); False: none.
+    def wait_standby(self) -> bool: ...
+    @property
+    def standby_pid(self) -> int | None: ...
     def restart(self, init_timeout: float) -> None: ...
     def execute(
         self,

@@ -9,8 +9,8 @@
 #include "bindings/native_transport.h"
 #include "bindings/py_error.h"
 #include "bindings/py_hooks.h"
-#include "host_hooks/background_workers.h"
 #include "bindings/warm_pool_binding.h"
+#include "host_hooks/background_workers.h"
 #include "kernel/kernel_manager.h"
 #include "sandbox/kernel_sandbox.h"
 
@@ -347,41 +347,42 @@ kernel::EnvMap dict_to_environment(const py::object& source) {
 
 namespace {
 
+// Python's KernelCore(...): the options from its keywords; a pooled worker
+// keeps the sandbox it was started in.
+static std::unique_ptr<KernelCore> new_kernel_core(
+    py::object owner, py::object cwd, std::string mode, std::string python, py::object env_root,
+    py::object env_name, py::object argv, std::string worker_script, std::string repo_root,
+    py::object transport_factory, py::object sandbox_mode, std::vector<std::string> hidden_paths,
+    bool capture_sinks, double idle_reply_timeout, std::vector<std::string> read_paths,
+    bool standby, py::object warm) {
+  auto options = make_options(cwd, std::move(mode), std::move(python), env_root, env_name, argv,
+                              std::move(worker_script), std::move(repo_root));
+  options.hidden_paths = std::move(hidden_paths);
+  options.read_paths = std::move(read_paths);
+  options.capture_sinks = capture_sinks;
+  if (!(idle_reply_timeout > 0)) {
+    throw py::value_error("idle_reply_timeout must be a positive number of seconds");
+  }
+  options.idle_reply_timeout_s = idle_reply_timeout;
+  // A factory's worker runs wherever the factory put it: no local
+  // OS sandbox applies (its status says so).
+  if (transport_factory.is_none()) options.sandbox = make_sandbox(sandbox_mode);
+  options.standby = standby && transport_factory.is_none();
+  // A pooled worker keeps the sandbox it was started in.
+  if (!warm.is_none()) {
+    auto& handle = warm.cast<WarmWorkerHandle&>();
+    if (!handle.worker) throw py::value_error("this pooled worker was already taken");
+    options.sandbox = handle.worker->sandbox;
+  }
+  return std::make_unique<KernelCore>(owner, std::move(options), std::move(transport_factory));
+}
+
 void register_kernel_core_class(py::module_& m) {
   py::class_<KernelCore>(m, "KernelCore")
-      .def(py::init([](py::object owner, py::object cwd, std::string mode, std::string python,
-                       py::object env_root, py::object env_name, py::object argv,
-                       std::string worker_script, std::string repo_root,
-                       py::object transport_factory, py::object sandbox_mode,
-                       std::vector<std::string> hidden_paths, bool capture_sinks,
-                       double idle_reply_timeout, std::vector<std::string> read_paths,
-                       bool standby, py::object warm) {
-             auto options =
-                 make_options(cwd, std::move(mode), std::move(python), env_root, env_name, argv,
-                              std::move(worker_script), std::move(repo_root));
-             options.hidden_paths = std::move(hidden_paths);
-             options.read_paths = std::move(read_paths);
-             options.capture_sinks = capture_sinks;
-             if (!(idle_reply_timeout > 0)) {
-               throw py::value_error("idle_reply_timeout must be a positive number of seconds");
-             }
-             options.idle_reply_timeout_s = idle_reply_timeout;
-             // A factory's worker runs wherever the factory put it: no local
-             // OS sandbox applies (its status says so).
-             if (transport_factory.is_none()) options.sandbox = make_sandbox(sandbox_mode);
-             options.standby = standby && transport_factory.is_none();
-             // A pooled worker keeps the sandbox it was started in.
-             if (!warm.is_none()) {
-               auto& handle = warm.cast<WarmWorkerHandle&>();
-               if (!handle.worker) throw py::value_error("this pooled worker was already taken");
-               options.sandbox = handle.worker->sandbox;
-             }
-             return std::make_unique<KernelCore>(owner, std::move(options),
-                                                 std::move(transport_factory));
-           }),
-           py::arg("owner"), py::kw_only(), py::arg("cwd"), py::arg("mode"), py::arg("python"),
-           py::arg("env_root"), py::arg("env_name"), py::arg("argv"), py::arg("worker_script"),
-           py::arg("repo_root"), py::arg("transport_factory"), py::arg("sandbox_mode") = py::none(),
+      .def(py::init(&new_kernel_core), py::arg("owner"), py::kw_only(), py::arg("cwd"),
+           py::arg("mode"), py::arg("python"), py::arg("env_root"), py::arg("env_name"),
+           py::arg("argv"), py::arg("worker_script"), py::arg("repo_root"),
+           py::arg("transport_factory"), py::arg("sandbox_mode") = py::none(),
            py::arg("hidden_paths") = std::vector<std::string>(), py::arg("capture_sinks") = false,
            py::arg("idle_reply_timeout") = kernel::kDefaultIdleReplyTimeoutS,
            py::arg("read_paths") = std::vector<std::string>(), py::arg("standby") = false,

@@ -70,6 +70,12 @@ def add_parser(commands):
         action="store_true",
         help="no standby worker per kernel (restart_kernel then starts a new one)",
     )
+    _add_http_arguments(mcp)
+    _add_slurm_arguments(mcp)
+    return mcp
+
+
+def _add_http_arguments(mcp):
     mcp.add_argument(
         "--http",
         metavar="[HOST:]PORT",
@@ -94,6 +100,9 @@ def add_parser(commands):
         action="store_true",
         help="let --http bind an address other than loopback",
     )
+
+
+def _add_slurm_arguments(mcp):
     mcp.add_argument(
         "--slurm",
         action="store_true",
@@ -105,7 +114,6 @@ def add_parser(commands):
         choices=("local", "slurm"),
         help="create_kernel's engine when it names none (default: local)",
     )
-    return mcp
 
 
 def server_argv(args):
