@@ -82,6 +82,16 @@ void log_cut(const Connection& connection, int fd) {
                fd, static_cast<unsigned long long>(cuts));
 }
 
+// The peer closed or broke the connection: libzmq drops what it held of an
+// unfinished message, so the shared budget gets it back now, not when the
+// descriptor number is reused.
+ssize_t note_read(Connection& connection, ssize_t n) {
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+    connection.filter.release();
+  }
+  return n;
+}
+
 ssize_t hand_out(Connection& connection, void* buffer, std::size_t size) {
   std::size_t left = connection.outbox.size() - connection.outbox_at;
   std::size_t n = std::min(size, left);
@@ -101,7 +111,7 @@ ssize_t filtered_read(Connection& connection, int fd, void* buffer, std::size_t 
   for (int reads = 0; reads < kSwallowReads; ++reads) {
     const std::size_t want = std::min(size, scratch.size());
     ssize_t n = real::recv(fd, scratch.data(), want, flags);
-    if (n <= 0) return n;
+    if (n <= 0) return note_read(connection, n);
     const std::uint64_t cuts = connection.filter.cut_messages();
     if (connection.filter.feed(std::string_view(scratch.data(), static_cast<std::size_t>(n)),
                                connection.outbox) == ZmtpFilter::Outcome::kDisconnect) {
@@ -158,7 +168,7 @@ ssize_t guarded_recv_bytes(int fd, void* buffer, std::size_t size, int flags) {
     ssize_t n = real::recv(fd, buffer,
                            static_cast<std::size_t>(std::min<std::uint64_t>(size, passing)), flags);
     if (n > 0) connection.filter.passed(static_cast<std::uint64_t>(n));
-    return n;
+    return note_read(connection, n);
   }
   return filtered_read(connection, fd, buffer, size, flags);
 }

@@ -180,10 +180,11 @@ void set_guard_settings(GuardSettings settings) {
 }
 
 const MessageBounds* bounds_for_port(std::string_view port) {
+  static InFlightBudget in_flight(kMaxBytesInFlight);
   static const auto bounds = [](std::int64_t frame) {
     return MessageBounds{static_cast<std::uint64_t>(frame),
                          static_cast<std::uint64_t>(frame + std::min(frame, kMaxMessageSlack)),
-                         kMaxMessageParts};
+                         kMaxMessageParts, &in_flight};
   };
   static const MessageBounds shell = bounds(kMaxShellFrame), control = bounds(kMaxControlFrame),
                              input = bounds(kMaxStdinFrame), heartbeat = bounds(kMaxHeartbeatFrame),

@@ -57,6 +57,10 @@ inline constexpr std::int64_t kMaxSubscriptionFrame = 1 << 10;
 // the message (a cell's code, then its header, metadata and signature).
 inline constexpr std::uint32_t kMaxMessageParts = 1024;
 inline constexpr std::int64_t kMaxMessageSlack = 1 << 20;
+// Unfinished messages of every connection together: many connections each
+// holding one message under its own bound would otherwise add up without
+// end. Above the largest message one socket accepts (17 MiB on shell).
+inline constexpr std::uint64_t kMaxBytesInFlight = 48 << 20;
 
 inline constexpr std::chrono::milliseconds kSweepInterval{20};
 

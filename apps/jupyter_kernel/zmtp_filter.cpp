@@ -13,6 +13,26 @@ constexpr unsigned char kCommand = 0x04;
 
 }  // namespace
 
+bool InFlightBudget::take(std::uint64_t bytes) {
+  std::uint64_t used = used_.load();
+  do {
+    if (bytes > limit_ || used > limit_ - bytes) return false;
+  } while (!used_.compare_exchange_weak(used, used + bytes));
+  return true;
+}
+
+void ZmtpFilter::release() {
+  if (bounds_.in_flight != nullptr && charged_ > 0) bounds_.in_flight->give(charged_);
+  charged_ = 0;
+}
+
+bool ZmtpFilter::charge(std::uint64_t size) {
+  if (bounds_.in_flight == nullptr) return true;
+  if (!bounds_.in_flight->take(size)) return false;
+  charged_ += size;
+  return true;
+}
+
 bool ZmtpFilter::greeting_byte(unsigned char byte, std::string& out) {
   // The signature is 0xFF, eight bytes, then a byte with its low bit set;
   // byte 10 is the major version. libzmq takes anything else as an older
@@ -92,13 +112,14 @@ void ZmtpFilter::header_done(std::string& out, Outcome& outcome) {
   } else {
     ++message_parts_;
     message_bytes_ += size;
-    if (over_bounds(size)) {
+    if (over_bounds(size) || !charge(size)) {
       // libzmq gets an empty last frame in its place: the message ends
       // there (and is dropped unsigned), and the rest goes nowhere.
       out.push_back('\0');
       out.push_back('\0');
       discarding_ = true;
       ++cut_messages_;
+      release();
     } else {
       out.append(reinterpret_cast<const char*>(header_), header_need_);
     }
@@ -112,6 +133,7 @@ void ZmtpFilter::end_frame() {
   message_parts_ = 0;
   message_bytes_ = 0;
   discarding_ = false;
+  release();  // the message is whole: libzmq hands it on
 }
 
 }  // namespace o4s::jupyter_app

@@ -15,21 +15,45 @@
 // other framings) is disconnected; so is a command frame over the bound.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace o4s::jupyter_app {
 
+// Bytes of unfinished messages that all connections together may make
+// libzmq hold: a bound per connection alone lets many connections add up.
+class InFlightBudget {
+ public:
+  explicit InFlightBudget(std::uint64_t limit) : limit_(limit) {}
+  // False, with nothing taken, when `bytes` more would pass the limit.
+  bool take(std::uint64_t bytes);
+  void give(std::uint64_t bytes) { used_.fetch_sub(bytes); }
+  std::uint64_t used() const { return used_.load(); }
+
+ private:
+  const std::uint64_t limit_;
+  std::atomic<std::uint64_t> used_{0};
+};
+
 struct MessageBounds {
-  std::uint64_t max_frame = 0;    // one frame's body
-  std::uint64_t max_message = 0;  // all of one message's bodies
-  std::uint32_t max_parts = 0;    // frames in one message
+  std::uint64_t max_frame = 0;          // one frame's body
+  std::uint64_t max_message = 0;        // all of one message's bodies
+  std::uint32_t max_parts = 0;          // frames in one message
+  InFlightBudget* in_flight = nullptr;  // shared by every connection; null: none
 };
 
 class ZmtpFilter {
  public:
   explicit ZmtpFilter(MessageBounds bounds) : bounds_(bounds) {}
+  ZmtpFilter(const ZmtpFilter&) = delete;
+  ZmtpFilter& operator=(const ZmtpFilter&) = delete;
+  ~ZmtpFilter() { release(); }
+
+  // Gives back what the unfinished message holds of the shared budget
+  // (the peer is gone: libzmq dropped that message with the connection).
+  void release();
 
   enum class Outcome { kPass, kDisconnect };
   // Consumes bytes read from the peer and appends to `out` what libzmq may
@@ -53,6 +77,7 @@ class ZmtpFilter {
   bool greeting_byte(unsigned char byte, std::string& out);
   void header_done(std::string& out, Outcome& outcome);
   bool over_bounds(std::uint64_t size) const;
+  bool charge(std::uint64_t size);
   void end_frame();
 
   const MessageBounds bounds_;
@@ -67,6 +92,7 @@ class ZmtpFilter {
   bool discarding_ = false;  // swallowing the rest of a cut message
   std::uint32_t message_parts_ = 0;
   std::uint64_t message_bytes_ = 0;
+  std::uint64_t charged_ = 0;  // of bounds_.in_flight, for the message being read
   std::uint64_t cut_messages_ = 0;
 };
 

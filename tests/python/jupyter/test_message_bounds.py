@@ -2,7 +2,8 @@
 libzmq client never sends a message before its last frame) against the
 real kernel: a message that never ends (many frames, each under the frame
 bound) or whose frames add up past the message bound leaves the kernel's
-memory flat (read from /proc); the rest of it is discarded unread, a
+memory flat (read from /proc), as do many connections each holding a
+message under its own bound (one budget for all); the rest of it is discarded unread, a
 later message on the same connection gets through, and the kernel still
 serves. A peer that does not speak ZMTP 3 is disconnected."""
 
@@ -99,6 +100,23 @@ def test_an_endless_multipart_message_leaves_memory_flat(kernel, channel):
     _still_serves(kernel)
     peer.close()
     assert _rss(kernel.pid) - before < ALLOWED_GROWTH
+
+
+def test_many_connections_each_holding_a_message_leave_memory_flat(kernel):
+    before = _rss(kernel.pid)
+    # Twelve connections each send 16 MiB of a shell message (under the
+    # socket's own bound) and never end it: 192 MiB that libzmq would hold.
+    # Unfinished messages of all connections share one budget.
+    peers = [_raw_peer(kernel, "shell") for _ in range(12)]
+    for peer in peers:
+        _send_frames(peer, 256, FRAME)
+    peak = _peak_rss(kernel.pid, 2.0)
+    assert peak - before < ALLOWED_GROWTH, f"{(peak - before) // MIB} MiB"
+    # Their peers gone, the budget is whole again: a real request passes.
+    for peer in peers:
+        peer.close()
+    time.sleep(0.5)
+    _still_serves(kernel)
 
 
 def test_a_message_of_countless_tiny_frames_leaves_memory_flat(kernel):

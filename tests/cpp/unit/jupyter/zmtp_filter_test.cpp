@@ -94,6 +94,39 @@ TEST(ZmtpFilter, APassedBodyIsCountedWithoutBeingFed) {
   EXPECT_EQ(out, frame("next", false));
 }
 
+TEST(ZmtpFilter, UnfinishedMessagesOfAllConnectionsShareOneBudget) {
+  InFlightBudget budget(1200);
+  MessageBounds bounds = kBounds;
+  bounds.in_flight = &budget;
+  std::string out_a, out_b;
+  // A holds 900 bytes of a message it never ends; B's 400-byte frame would
+  // pass B's own bounds but not the budget: cut.
+  ZmtpFilter a(bounds), b(bounds);
+  const std::string held = greeting() + frame(std::string(900, 'a'), true);
+  ASSERT_EQ(a.feed(held, out_a), ZmtpFilter::Outcome::kPass);
+  EXPECT_EQ(out_a, held);
+  EXPECT_EQ(budget.used(), 900u);
+  ASSERT_EQ(b.feed(greeting() + frame(std::string(400, 'b'), false), out_b),
+            ZmtpFilter::Outcome::kPass);
+  EXPECT_EQ(out_b, greeting() + frame("", false));
+  // A's peer goes away: its share comes back, and B's next message passes
+  // and, being whole, holds nothing afterwards.
+  a.release();
+  EXPECT_EQ(budget.used(), 0u);
+  out_b.clear();
+  ASSERT_EQ(b.feed(frame(std::string(400, 'c'), false), out_b), ZmtpFilter::Outcome::kPass);
+  EXPECT_EQ(out_b, frame(std::string(400, 'c'), false));
+  EXPECT_EQ(budget.used(), 0u);
+  {
+    ZmtpFilter c(bounds);
+    std::string out_c;
+    ASSERT_EQ(c.feed(greeting() + frame(std::string(700, 'd'), true), out_c),
+              ZmtpFilter::Outcome::kPass);
+    EXPECT_EQ(budget.used(), 700u);
+  }
+  EXPECT_EQ(budget.used(), 0u);  // a dropped connection's filter gives its share back
+}
+
 TEST(ZmtpFilter, APeerThatDoesNotSpeakZmtp3OrSendsAHugeCommandIsDisconnected) {
   ZmtpFilter::Outcome outcome{};
   std::string v2 = greeting();
