@@ -7,6 +7,7 @@
 #include "base/file_io.h"
 #include "base/scope_exit.h"
 #include "base/sha256.h"
+#include "base/utc_time.h"
 #include "host/dispatcher.h"
 #include "host/env_install.h"
 #include "host/env_library.h"

@@ -141,13 +141,4 @@ std::uint64_t tree_bytes(const std::string& path) {
   return total;
 }
 
-std::string utc_timestamp() {
-  std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm parts{};
-  ::gmtime_r(&now, &parts);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
-  return text;
-}
-
 }  // namespace o4s::host

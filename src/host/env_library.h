@@ -61,7 +61,4 @@ std::string python_site_dir(const std::string& prefix);
 // Bytes under `path` (regular files, symlinks not followed).
 std::uint64_t tree_bytes(const std::string& path);
 
-// Now, as "2026-12-03T14:30:00Z".
-std::string utc_timestamp();
-
 }  // namespace o4s::host

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "base/utc_time.h"
 #include "base/utf8.h"
 #include "host_hooks/native_hooks.h"
 #include "host_hooks/process_usage.h"
@@ -17,15 +18,6 @@ using Clock = std::chrono::steady_clock;
 // worker's first imports on a loaded machine).
 constexpr double kStartTimeoutS = 60.0;
 constexpr std::size_t kCodeShownChars = 120;
-
-std::string utc_now() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
 
 // The job's code as list shows it: the first line, cut on a code point.
 std::string shown_code(const std::string& code) {
@@ -51,7 +43,10 @@ class BackgroundJob::Sink final : public kernel::ChunkSink {
 };
 
 BackgroundJob::BackgroundJob(std::string id, std::string code)
-    : id_(std::move(id)), code_(shown_code(code)), started_at_(utc_now()), started_(Clock::now()) {}
+    : id_(std::move(id)),
+      code_(shown_code(code)),
+      started_at_(utc_timestamp()),
+      started_(Clock::now()) {}
 
 BackgroundJob::~BackgroundJob() { stop(); }
 
@@ -121,7 +116,7 @@ void BackgroundJob::finish(std::string state, std::optional<std::string> error) 
   state_ = std::move(state);
   error_ = std::move(error);
   ended_ = Clock::now();
-  ended_at_ = utc_now();
+  ended_at_ = utc_timestamp();
 }
 
 std::optional<pid_t> BackgroundJob::worker_pid() {

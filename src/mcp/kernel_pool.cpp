@@ -8,6 +8,7 @@
 
 #include "base/paths.h"
 #include "base/random_id.h"
+#include "base/utc_time.h"
 #include "host/host_methods.h"
 #include "host_hooks/front_door.h"
 #include "sandbox/kernel_sandbox.h"
@@ -25,15 +26,6 @@ constexpr auto kHousekeepingTick = std::chrono::milliseconds(250);
 constexpr int kInterruptsBeforeKill = 20;
 // Executions kept for get_execution after they finished.
 constexpr std::size_t kExecutionsKept = 256;
-
-std::string utc_now() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
 
 }  // namespace
 
@@ -201,7 +193,7 @@ Result<std::shared_ptr<Kernel>> KernelPool::describe_kernel(
   auto kernel = std::make_shared<Kernel>();
   kernel->id = uuid4();
   kernel->language = language;
-  kernel->created = utc_now();
+  kernel->created = utc_timestamp();
   kernel->last_used_text = kernel->created;
   if (warm_workspace) {
     kernel->workspace = *warm_workspace;
@@ -258,7 +250,7 @@ std::shared_ptr<Kernel> KernelPool::find(const std::string& kernel_id) {
   // Any use (a file read, a variable listing) keeps it from idling out.
   std::lock_guard lock(kernel->mutex);
   kernel->last_used = std::chrono::steady_clock::now();
-  kernel->last_used_text = utc_now();
+  kernel->last_used_text = utc_timestamp();
   return kernel;
 }
 
@@ -305,7 +297,7 @@ Status KernelPool::restart(const std::string& kernel_id) {
   Status restarted = kernel->manager->restart(settings_.init_timeout_s);
   std::lock_guard lock(kernel->mutex);
   kernel->last_used = std::chrono::steady_clock::now();
-  kernel->last_used_text = utc_now();
+  kernel->last_used_text = utc_timestamp();
   return restarted;
 }
 
@@ -447,7 +439,7 @@ void run_cell(const std::shared_ptr<Kernel>& kernel, const std::shared_ptr<Execu
   kernel->last_interrupt.reset();
   kernel->interrupts_sent = 0;
   kernel->last_used = std::chrono::steady_clock::now();
-  kernel->last_used_text = utc_now();
+  kernel->last_used_text = utc_timestamp();
   execution->finish(result);
 }
 

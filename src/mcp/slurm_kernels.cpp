@@ -9,6 +9,7 @@
 
 #include "base/paths.h"
 #include "base/random_id.h"
+#include "base/utc_time.h"
 #include "mcp/write_all.h"
 #include "proc/signals.h"
 #include "proc/spawn.h"
@@ -26,15 +27,6 @@ constexpr std::size_t kExecutionsKept = 256;
 // How long a shut-down bridge may take to end its job (shutdown_request,
 // then scancel) before it is killed.
 constexpr auto kShutdownWait = std::chrono::seconds(60);
-
-std::string utc_now() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
 
 // The server's environment for the bridge (and so the job: sbatch
 // --export=ALL), with the package importable and the records going to the
@@ -65,7 +57,7 @@ SlurmKernel::SlurmKernel(std::string id_, std::string language_, std::string wor
     : id(std::move(id_)),
       language(std::move(language_)),
       workspace(std::move(workspace_)),
-      created(utc_now()),
+      created(utc_timestamp()),
       last_used_(created) {}
 
 SlurmKernel::~SlurmKernel() { close(); }
@@ -188,7 +180,7 @@ Result<std::shared_ptr<Execution>> SlurmKernel::execute(const std::string& code,
     execution = std::make_shared<Execution>(uuid4(), id, ++cells_run_);
     running_ = execution;
     state_ = "busy";
-    last_used_ = utc_now();
+    last_used_ = utc_timestamp();
   }
   if (!send(Json{{"op", "execute"}, {"code", code}})) {
     std::lock_guard lock(mutex_);
