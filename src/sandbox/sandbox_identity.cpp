@@ -1,5 +1,7 @@
 #include "sandbox/sandbox_identity.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -8,8 +10,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #include "base/paths.h"
+#include "base/unique_fd.h"
 #include "sandbox/workspace_path.h"
 
 namespace o4s::sandbox {
@@ -126,10 +130,32 @@ std::optional<std::vector<AclEntry>> read_acl(const std::string& path) {
   return entries;
 }
 
+// An ACL is read, changed and written whole: two kernels starting at once
+// (a pool's refill beside a create_kernel) that both grant on one ancestor
+// would lose one entry, and that kernel's bubblewrap then fails to chdir
+// (EACCES). Threads of this host take the mutex, other host processes the
+// directory's flock.
+class AclEditLock {
+ public:
+  explicit AclEditLock(const std::string& path)
+      : thread_lock_(mutex()), dir_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+    if (dir_.get() >= 0) ::flock(dir_.get(), LOCK_EX);  // released with the fd
+  }
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex edits;
+    return edits;
+  }
+  std::lock_guard<std::mutex> thread_lock_;
+  UniqueFd dir_;
+};
+
 // Adds `perm` for `uid` to the directory's access ACL (a named-user entry,
 // merged with what is there), never touching its owner or mode bits.
 Status grant(const std::string& path, const struct stat& st, std::uint32_t uid, std::uint16_t perm,
              const std::string& shown) {
+  AclEditLock lock(path);
   std::vector<AclEntry> entries = read_acl(path).value_or(std::vector<AclEntry>{});
   if (entries.empty()) entries = acl_from_mode(st.st_mode);
   for (const auto& e : entries) {

@@ -10,12 +10,14 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "sandbox/sandbox_cgroup.h"
 #include "sandbox/sandbox_identity.h"
@@ -166,6 +168,42 @@ TEST(SandboxIdentityTest, TheWorkspaceIsSharedByAnAclEntryAndKeepsItsOwner) {
   // Idempotent: a restart hands it over again without piling up entries.
   ASSERT_TRUE(hand_over_workspace(identity, workspace.path()).ok());
   EXPECT_EQ(::getxattr(workspace.path().c_str(), "system.posix_acl_access", acl, sizeof acl), n);
+}
+
+TEST(SandboxIdentityTest, KernelsStartingAtOnceKeepEveryOnesAccessToASharedAncestor) {
+  // A 0700 directory above each kernel's workspace (the MCP server's data
+  // directory): each kernel's uid gets search access by an ACL entry, read,
+  // changed and written whole. Kernels starting at once must not lose each
+  // other's entries (a lost one made that kernel's bubblewrap fail: EACCES).
+  TempDir root;
+  ASSERT_EQ(::chmod(root.path().c_str(), 0700), 0);
+  constexpr int kKernels = 16;
+  std::vector<std::string> workspaces;
+  for (int i = 0; i < kKernels; ++i) {
+    workspaces.push_back(root.path() + "/kernel-" + std::to_string(i));
+    ASSERT_EQ(::mkdir(workspaces.back().c_str(), 0700), 0);
+  }
+  std::vector<Status> results(kKernels);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kKernels; ++i) {
+    threads.emplace_back([&, i] {
+      SandboxIdentity identity;
+      identity.uid = identity.gid = 60000 + i;
+      identity.dropped = true;
+      results[i] = hand_over_workspace(identity, workspaces[i]);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (const Status& result : results) {
+    if (!result && result.error().message.find("supported") != std::string::npos) {
+      GTEST_SKIP() << "no POSIX ACLs here: " << result.error().message;
+    }
+    ASSERT_TRUE(result.ok()) << result.error().message;
+  }
+  std::vector<std::uint32_t> ids = acl_user_ids(root.path());
+  for (int i = 0; i < kKernels; ++i) {
+    EXPECT_NE(std::find(ids.begin(), ids.end(), 60000u + i), ids.end()) << "uid " << 60000 + i;
+  }
 }
 
 TEST(SandboxIdentityTest, SettingsRefuseRootAndNonNumericIds) {
