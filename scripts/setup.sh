@@ -136,7 +136,7 @@ for target in "${targets[@]}"; do
 done
 
 # Say how long before it starts: the steps left at about 4 CPU seconds each
-# (a fresh clone's REPL build measured 421 CPU seconds for 105 steps, -O2, no
+# (a fresh clone's REPL build measured 478 CPU seconds for 128 steps, -O2, no
 # cache), over the cores this build gets: fewer when the machine is busy.
 steps=$(ninja -C build/release -n "${targets[@]}" 2>/dev/null | grep -c '^\[' || true)
 if [ "$steps" -gt 0 ]; then
