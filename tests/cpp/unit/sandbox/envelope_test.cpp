@@ -177,18 +177,18 @@ TEST(SandboxIdentityTest, KernelsStartingAtOnceKeepEveryOnesAccessToASharedAnces
   // other's entries (a lost one made that kernel's bubblewrap fail: EACCES).
   TempDir root;
   ASSERT_EQ(::chmod(root.path().c_str(), 0700), 0);
-  constexpr int kKernels = 16;
+  constexpr std::uint32_t kKernels = 16;
   std::vector<std::string> workspaces;
-  for (int i = 0; i < kKernels; ++i) {
+  for (std::uint32_t i = 0; i < kKernels; ++i) {
     workspaces.push_back(root.path() + "/kernel-" + std::to_string(i));
     ASSERT_EQ(::mkdir(workspaces.back().c_str(), 0700), 0);
   }
   std::vector<Status> results(kKernels);
   std::vector<std::thread> threads;
-  for (int i = 0; i < kKernels; ++i) {
+  for (std::uint32_t i = 0; i < kKernels; ++i) {
     threads.emplace_back([&, i] {
       SandboxIdentity identity;
-      identity.uid = identity.gid = 60000 + i;
+      identity.uid = identity.gid = 60000u + i;
       identity.dropped = true;
       results[i] = hand_over_workspace(identity, workspaces[i]);
     });
@@ -201,8 +201,8 @@ TEST(SandboxIdentityTest, KernelsStartingAtOnceKeepEveryOnesAccessToASharedAnces
     ASSERT_TRUE(result.ok()) << result.error().message;
   }
   std::vector<std::uint32_t> ids = acl_user_ids(root.path());
-  for (int i = 0; i < kKernels; ++i) {
-    EXPECT_NE(std::find(ids.begin(), ids.end(), 60000u + i), ids.end()) << "uid " << 60000 + i;
+  for (std::uint32_t i = 0; i < kKernels; ++i) {
+    EXPECT_NE(std::find(ids.begin(), ids.end(), 60000u + i), ids.end()) << "uid " << 60000u + i;
   }
 }
 
