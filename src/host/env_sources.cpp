@@ -1,16 +1,16 @@
 #include "host/env_sources.h"
 
-#include <arpa/inet.h>
 #include <netdb.h>
 #include <sys/socket.h>
 
 #include <cmath>
-#include <cstring>
+#include <cstdlib>
 
 #include "base/ascii.h"
 #include "host/dispatcher.h"
-#include "host/egress.h"
+#include "host/egress_address.h"
 #include "host/egress_policy.h"
+#include "sandbox/sandbox_settings.h"
 
 namespace o4s::host {
 
@@ -46,69 +46,10 @@ Error bad_setting(std::string_view name, const std::string& value, std::string_v
                     std::string(name) + "=" + value + ": " + std::string(why));
 }
 
-// "512M", "2G", "4096" (binary multiples).
-std::optional<std::uint64_t> parse_bytes(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  char* end = nullptr;
-  double value = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || !std::isfinite(value) || value <= 0) return std::nullopt;
-  std::string unit = ascii::lowered(trimmed(end));
-  double scale = 1;
-  if (unit == "k" || unit == "kb")
-    scale = 1024.0;
-  else if (unit == "m" || unit == "mb")
-    scale = 1024.0 * 1024;
-  else if (unit == "g" || unit == "gb")
-    scale = 1024.0 * 1024 * 1024;
-  else if (!unit.empty())
-    return std::nullopt;
-  return static_cast<std::uint64_t>(value * scale);
-}
-
-bool private_v4(const in_addr& address) {
-  std::uint32_t a = ntohl(address.s_addr);
-  auto in = [a](std::uint32_t net, int bits) {
-    return bits == 0 || (a >> (32 - bits)) == (net >> (32 - bits));
-  };
-  return in(0x7f000000, 8) || in(0x0a000000, 8) || in(0xac100000, 12) || in(0xc0a80000, 16) ||
-         in(0xa9fe0000, 16) || in(0x64400000, 10) || in(0x00000000, 8) || in(0xe0000000, 4) ||
-         in(0xf0000000, 4);
-}
-
-bool private_v6(const in6_addr& address) {
-  const unsigned char* b = address.s6_addr;
-  if (IN6_IS_ADDR_LOOPBACK(&address) || IN6_IS_ADDR_UNSPECIFIED(&address) ||
-      IN6_IS_ADDR_LINKLOCAL(&address) || IN6_IS_ADDR_MULTICAST(&address)) {
-    return true;
-  }
-  if ((b[0] & 0xfe) == 0xfc) return true;  // unique local fc00::/7
-  if (IN6_IS_ADDR_V4MAPPED(&address)) {
-    in_addr v4{};
-    std::memcpy(&v4.s_addr, b + 12, 4);
-    return private_v4(v4);
-  }
-  return false;
-}
-
-// The URL's host ("[::1]" -> "::1"), lowercased; empty when there is none.
-std::string url_host(std::string_view url) {
-  auto scheme_end = url.find("://");
-  std::string_view rest = url.substr(scheme_end + 3);
-  rest = rest.substr(0, rest.find_first_of("/?#"));
-  if (auto at = rest.rfind('@'); at != std::string_view::npos) rest = rest.substr(at + 1);
-  if (!rest.empty() && rest.front() == '[') {
-    auto close = rest.find(']');
-    return close == std::string_view::npos ? std::string()
-                                           : ascii::lowered(rest.substr(1, close - 1));
-  }
-  return ascii::lowered(rest.substr(0, rest.find(':')));
-}
-
-// Whether `host` (a literal or a name, resolved here) is a loopback,
-// link-local or private address. A name that does not resolve is an
-// unreachable source.
-Result<bool> names_private_address(const std::string& host) {
-  if (host == "localhost" || (host.size() > 10 && host.ends_with(".localhost"))) return true;
+// What `host` resolves to (a literal stands for itself). A name that does
+// not resolve is an unreachable source.
+Result<std::vector<IpAddress>> addresses_of(const std::string& host) {
+  if (auto literal = parse_ip(host)) return std::vector<IpAddress>{*literal};
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
@@ -116,16 +57,30 @@ Result<bool> names_private_address(const std::string& host) {
     return make_error(ErrorCode::kInvalidArgument,
                       "the source host " + host + " does not resolve: " + gai_strerror(rc));
   }
-  bool any_private = false;
+  std::vector<IpAddress> addresses;
   for (addrinfo* it = found; it != nullptr; it = it->ai_next) {
-    if (it->ai_family == AF_INET) {
-      any_private |= private_v4(reinterpret_cast<sockaddr_in*>(it->ai_addr)->sin_addr);
-    } else if (it->ai_family == AF_INET6) {
-      any_private |= private_v6(reinterpret_cast<sockaddr_in6*>(it->ai_addr)->sin6_addr);
-    }
+    if (auto address = ip_of(it->ai_addr)) addresses.push_back(*address);
   }
   ::freeaddrinfo(found);
-  return any_private;
+  return addresses;
+}
+
+// The installer connects on its own (pip, R), not through web_get's
+// per-connect check, so a source's every address is judged here, by the
+// egress module's classes; OPENAI4S_ENV_ALLOW_PRIVATE_SOURCES opens them all.
+Status refuse_private_source(std::string_view url, const std::string& host) {
+  auto addresses = addresses_of(host);
+  if (!addresses) return std::move(addresses).error();
+  for (const IpAddress& address : addresses.value()) {
+    if (auto kind = non_public_kind(address)) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "the package source " + std::string(url) +
+                            " is a loopback or private address (" + address.text() + ", " +
+                            std::string(*kind) +
+                            "); set OPENAI4S_ENV_ALLOW_PRIVATE_SOURCES=1 to allow it");
+    }
+  }
+  return {};
 }
 
 }  // namespace
@@ -181,9 +136,12 @@ Result<EnvSources> env_sources_from(const std::map<std::string, std::string>& va
     sources.timeout_s = value;
   }
   if (std::string size = lookup(variables, "OPENAI4S_ENV_MAX_BYTES"); !size.empty()) {
-    auto bytes = parse_bytes(size);
-    if (!bytes) return bad_setting("OPENAI4S_ENV_MAX_BYTES", size, "expected a size like 512M");
-    sources.max_bytes = *bytes;
+    // The sandbox's own size syntax (OPENAI4S_KERNEL_MEMORY_LIMIT's), less "none".
+    auto bytes = sandbox::parse_size(size);
+    if (!bytes || !bytes.value() || *bytes.value() == 0) {
+      return bad_setting("OPENAI4S_ENV_MAX_BYTES", size, "expected a size like 512M");
+    }
+    sources.max_bytes = *bytes.value();
   }
   if (std::string python = lookup(variables, "OPENAI4S_ENV_PYTHON"); !python.empty()) {
     if (python.front() != '/') {
@@ -195,33 +153,19 @@ Result<EnvSources> env_sources_from(const std::map<std::string, std::string>& va
 }
 
 Status check_source_url(std::string_view url, const HostSettings& settings, bool allow_private) {
-  std::string lowered = ascii::lowered(url);
-  if (!lowered.starts_with("http://") && !lowered.starts_with("https://")) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "the package source " + std::string(url) + " is not an http(s) URL");
+  const std::string host = normalized_domain(url);
+  if (!allow_private && !host.empty()) {
+    if (Status refused = refuse_private_source(url, host); !refused) return refused;
   }
-  std::string host = url_host(url);
-  if (host.empty()) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "the package source " + std::string(url) + " names no host");
-  }
-  if (!allow_private) {
-    auto is_private = names_private_address(host);
-    if (!is_private) return std::move(is_private).error();
-    if (*is_private) {
-      return make_error(ErrorCode::kInvalidArgument,
-                        "the package source " + std::string(url) +
-                            " is a loopback or private address; set "
-                            "OPENAI4S_ENV_ALLOW_PRIVATE_SOURCES=1 to allow it");
-    }
-  }
-  // The same judge as web_fetch and web_download (mode, the grouped
-  // allowlist, OPENAI4S_EGRESS_ALLOW); the install's own sandbox then gets
-  // the network only for this source.
-  auto policy = make_egress_policy(settings.egress_mode, settings.egress_allow, "");
+  // Then the same judge as web_fetch and web_download: http(s) only, the
+  // host on the grouped allowlist or OPENAI4S_EGRESS_ALLOW (or egress off).
+  // Addresses were judged above, by the environment's own setting.
+  auto policy = make_egress_policy(settings.egress_mode, settings.egress_allow, "0.0.0.0/0 ::/0");
   if (!policy) return std::move(policy).error();
-  if (!domain_basis(*policy, host)) {
-    return make_error(ErrorCode::kInvalidArgument, egress_refusal(host));
+  EgressDecision decision = decide_url(*policy, url);
+  if (!decision.allowed) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "the package source " + std::string(url) + ": " + decision.message);
   }
   return {};
 }

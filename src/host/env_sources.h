@@ -54,11 +54,9 @@ Result<EnvSources> env_sources_from(const std::map<std::string, std::string>& va
 
 bool is_url(std::string_view source);
 
-// Every URL source goes through here before an installer may use it: an
-// http(s) URL whose host passes the egress policy, and not a loopback,
-// link-local or private address unless `allow_private`.
-// TODO(lead): connect to the egress policy `web` rebuilds in src/host/egress*
-// (today: egress_domain_allowed when OPENAI4S_EGRESS turns the allowlist on).
+// Every URL source goes through here before an installer may use it: not
+// a loopback, link-local or private address unless `allow_private`, then
+// an http(s) URL the egress policy (egress_policy.h) lets through.
 Status check_source_url(std::string_view url, const HostSettings& settings, bool allow_private);
 
 }  // namespace o4s::host
