@@ -1,14 +1,10 @@
 #include "bindings/warm_pool_binding.h"
 
 #include <pybind11/stl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <memory>
 #include <string>
 
-#include "base/random_id.h"
 #include "bindings/py_error.h"
 #include "kernel/warm_pool.h"
 #include "sandbox/kernel_sandbox.h"
@@ -76,19 +72,15 @@ class WarmPoolCore {
 
  private:
   Result<kernel::WarmWorker> start_one() {
-    std::string path = root_ + "/kernel-" + uuid4();
-    if (::mkdir(path.c_str(), 0700) != 0) return system_error("mkdir: " + path, errno);
-    kernel::KernelOptions options = options_;
-    options.cwd = path;
-    options.sandbox = std::make_shared<sandbox::KernelSandbox>(sandbox_);
-    auto started =
-        kernel::KernelManager::start_warm(std::move(options), init_timeout_, environment_);
-    if (!started) {
-      ::rmdir(path.c_str());
-      return started;
-    }
-    started.value().owns_workspace = true;
-    return started;
+    return kernel::start_in_fresh_workspace(
+        root_, "kernel-",
+        [this](const std::string& workspace) {
+          kernel::KernelOptions options = options_;
+          options.cwd = workspace;
+          options.sandbox = std::make_shared<sandbox::KernelSandbox>(sandbox_);
+          return options;
+        },
+        init_timeout_, environment_);
   }
 
   const std::string root_;

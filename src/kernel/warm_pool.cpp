@@ -1,6 +1,12 @@
 #include "kernel/warm_pool.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <utility>
+
+#include "base/random_id.h"
 
 namespace o4s::kernel {
 
@@ -108,6 +114,22 @@ void WarmPool::stop() {
   }
   if (thread_.joinable()) thread_.join();
   for (auto& worker : left) worker.discard();
+}
+
+Result<WarmWorker> start_in_fresh_workspace(
+    const std::string& root, std::string_view prefix,
+    const std::function<KernelOptions(const std::string& workspace)>& options_for,
+    double init_timeout_s, std::optional<EnvMap> environment) {
+  std::string path = root + "/" + std::string(prefix) + uuid4();
+  if (::mkdir(path.c_str(), 0700) != 0) return system_error("mkdir: " + path, errno);
+  auto started =
+      KernelManager::start_warm(options_for(path), init_timeout_s, std::move(environment));
+  if (!started) {
+    ::rmdir(path.c_str());
+    return started;
+  }
+  started.value().owns_workspace = true;
+  return started;
 }
 
 }  // namespace o4s::kernel

@@ -18,10 +18,13 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "base/result.h"
+#include "kernel/kernel_manager.h"
 #include "kernel/warm_worker.h"
 
 namespace o4s::kernel {
@@ -71,5 +74,14 @@ class WarmPool {
   bool stopping_ = false;
   std::thread thread_;
 };
+
+// A pool's start: a fresh 0700 workspace `<root>/<prefix><uuid>`, the
+// options for it, and a warm worker started there, which owns the
+// workspace (removed with it if it is never claimed); the directory goes
+// again at once when the start fails.
+Result<WarmWorker> start_in_fresh_workspace(
+    const std::string& root, std::string_view prefix,
+    const std::function<KernelOptions(const std::string& workspace)>& options_for,
+    double init_timeout_s, std::optional<EnvMap> environment = std::nullopt);
 
 }  // namespace o4s::kernel

@@ -2,13 +2,9 @@
 // of create_kernel, each in its own fresh default workspace and sandbox.
 // They count against --max-kernels: a pool refills only while the running
 // kernels, the ones being created and its own workers leave room.
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdlib>
 
-#include "base/random_id.h"
+#include "kernel/warm_pool.h"
 #include "mcp/kernel_pool.h"
 
 namespace o4s::mcp {
@@ -55,16 +51,10 @@ void KernelPool::open_warm_pools() {
 Result<kernel::WarmWorker> KernelPool::start_warm(const std::string& language) {
   // A default workspace like any other (create_kernel's own are named after
   // the kernel; this one is named before there is a kernel).
-  std::string path = settings_.data_dir + "/agent-workspaces/mcp-pool-" + uuid4();
-  if (::mkdir(path.c_str(), 0700) != 0) return system_error("mkdir: " + path, errno);
-  kernel::KernelOptions options = kernel_options(language, path);
-  auto started = kernel::KernelManager::start_warm(std::move(options), settings_.init_timeout_s);
-  if (!started) {
-    ::rmdir(path.c_str());
-    return started;
-  }
-  started.value().owns_workspace = true;
-  return started;
+  return kernel::start_in_fresh_workspace(
+      settings_.data_dir + "/agent-workspaces", "mcp-pool-",
+      [&](const std::string& workspace) { return kernel_options(language, workspace); },
+      settings_.init_timeout_s);
 }
 
 bool KernelPool::room_for_warm(std::size_t held) {
