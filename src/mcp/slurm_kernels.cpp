@@ -13,6 +13,8 @@
 #include "mcp/write_all.h"
 #include "proc/signals.h"
 #include "proc/spawn.h"
+#include "proto/limits.h"
+#include "proto/line_reader.h"
 
 extern char** environ;
 
@@ -104,19 +106,15 @@ bool SlurmKernel::send(const Json& request) {
 }
 
 void SlurmKernel::read_answers() {
-  std::string pending;
-  char buffer[65536];
+  // The bridge's answers are JSON lines, bounded as a worker's frames are
+  // (an oversized one is skipped, and reading goes on).
+  proto::LineReader reader(from_bridge_.get(), proto::kMaxFrameBytes);
   for (;;) {
-    ssize_t n = ::read(from_bridge_.get(), buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    pending.append(buffer, static_cast<std::size_t>(n));
-    std::size_t end;
-    while ((end = pending.find('\n')) != std::string::npos) {
-      Json message = Json::parse(pending.substr(0, end), nullptr, false);
-      pending.erase(0, end + 1);
-      if (message.is_object()) take(std::move(message));
-    }
+    auto line = reader.read_line();
+    if (!line && line.error().code == ErrorCode::kProtocol) continue;
+    if (!line || !line.value()) break;  // a broken pipe, or the bridge ended
+    Json message = Json::parse(*line.value(), nullptr, false);
+    if (message.is_object()) take(std::move(message));
   }
   std::lock_guard lock(mutex_);
   bridge_gone_ = true;
