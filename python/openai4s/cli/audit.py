@@ -26,11 +26,10 @@ import sys
 import time
 from pathlib import Path
 
+from openai4s.slurm.records import JOBS_DIR, STORE
+
 #: Columns of the table printed for each row, in order.
 _HEADERS = ("time", "tool", "what", "decided by", "outcome")
-#: Under the data dir: one copied store per Slurm job (openai4s.slurm.records).
-_JOBS_DIR = "slurm-jobs"
-_STORE = "openai4s.db"
 #: Characters of the "what" column (the stored summary is longer).
 _WHAT_CHARS = 70
 
@@ -178,16 +177,16 @@ def stores(data_dir, job=None):
     Slurm job's record, or only job `job`'s."""
     data_dir = Path(data_dir)
     found = []
-    if job is None and (data_dir / _STORE).is_file():
-        found.append((None, data_dir / _STORE))
-    jobs = data_dir / _JOBS_DIR
+    if job is None and (data_dir / STORE).is_file():
+        found.append((None, data_dir / STORE))
+    jobs = data_dir / JOBS_DIR
     if jobs.is_dir():
         for record in sorted(jobs.iterdir(), key=lambda p: p.name):
-            if (job is None or record.name == job) and (record / _STORE).is_file():
-                found.append((f"slurm job {record.name}", record / _STORE))
+            if (job is None or record.name == job) and (record / STORE).is_file():
+                found.append((f"slurm job {record.name}", record / STORE))
     if not found:
         what = (
-            f"no record of Slurm job {job} in {jobs}" if job else f"no store at {data_dir / _STORE}"
+            f"no record of Slurm job {job} in {jobs}" if job else f"no store at {data_dir / STORE}"
         )
         raise FileNotFoundError(f"{what} (has a dispatcher run with this data dir?)")
     return found
