@@ -103,6 +103,25 @@ export async function until(predicate, timeoutMs = 15000) {
 
 // The raw server process, for what no SDK client sends (bad JSON, ...):
 // write lines, read the answers line by line.
+// On a rawServer: initialize, then create_kernel with `args`; its
+// structuredContent (kernel_id, workspace, ...), or a failure saying why.
+export async function rawKernel(server, args = {}) {
+  await server.ask({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+  });
+  const created = await server.ask({
+    jsonrpc: '2.0',
+    id: 2,
+    method: 'tools/call',
+    params: { name: 'create_kernel', arguments: args },
+  });
+  if (!created.result?.structuredContent) throw new Error(`create_kernel: ${JSON.stringify(created)}`);
+  return created.result.structuredContent;
+}
+
 export function rawServer(t, dir = dataDir(t)) {
   const child = spawn(openai4s, serverArgs(dir), { stdio: ['pipe', 'pipe', 'pipe'] });
   const lines = [];

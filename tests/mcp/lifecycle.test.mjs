@@ -2,22 +2,10 @@
 // and leave no process behind; --max-kernels and --idle-timeout.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { call, connect, processesIn, rawServer, until } from './helpers.mjs';
+import { call, connect, processesIn, rawKernel, rawServer, until } from './helpers.mjs';
 
 async function kernelIn(server) {
-  await server.ask({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
-  });
-  const created = await server.ask({
-    jsonrpc: '2.0',
-    id: 2,
-    method: 'tools/call',
-    params: { name: 'create_kernel', arguments: {} },
-  });
-  const { kernel_id, workspace } = created.result.structuredContent;
+  const { kernel_id, workspace } = await rawKernel(server);
   // A child of the worker too: it must go with the kernel.
   await server.ask({
     jsonrpc: '2.0',

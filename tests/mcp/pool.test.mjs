@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { call, connect, newKernel, openai4s, rawServer, run, until } from './helpers.mjs';
+import { call, connect, newKernel, openai4s, rawKernel, rawServer, run, until } from './helpers.mjs';
 
 // Processes whose working directory lies under `dir`.
 function processesUnder(dir) {
@@ -116,19 +116,8 @@ test('restart_kernel swaps in the standby: files stay, the namespace goes', asyn
 test('a server with a full pool and standbys leaves no process when it stops', async (t) => {
   const server = rawServer(t);
   // rawServer uses the default pool (python=2) and standbys.
-  await server.ask({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
-  });
-  const created = await server.ask({
-    jsonrpc: '2.0',
-    id: 2,
-    method: 'tools/call',
-    params: { name: 'create_kernel', arguments: {} },
-  });
-  const workspaces = path.dirname(created.result.structuredContent.workspace);
+  const created = await rawKernel(server);
+  const workspaces = path.dirname(created.workspace);
   assert.ok(
     await until(() => processesUnder(workspaces).length >= 3, 60000),
     'the kernel, its standby and a pooled worker run',
