@@ -145,20 +145,38 @@ Json python_installed(const std::string& report_path) {
   return installed;
 }
 
+// What went over the install proxy, for the call's audit row.
+Json network_record(const std::vector<ProxyConnection>& connections) {
+  Json rows = Json::array();
+  for (const auto& c : connections) {
+    rows.push_back({{"method", c.method},
+                    {"target", c.target},
+                    {"address", c.address},
+                    {"allowed", c.allowed},
+                    {"reason", c.reason},
+                    {"bytes_out", c.bytes_out},
+                    {"bytes_in", c.bytes_in}});
+  }
+  return rows;
+}
+
 struct Staged {
   Json python = Json::object();
   Json r = Json::object();
 };
 
 Result<Staged> install_into(const std::string& stage, const Request& request,
-                            const EnvSources& sources) {
+                            const EnvSources& sources, const HostSettings& settings,
+                            std::vector<ProxyConnection>* connections) {
   using Clock = std::chrono::steady_clock;
   auto deadline =
       Clock::now() + std::chrono::milliseconds(static_cast<long long>(sources.timeout_s * 1000));
   Staged staged;
   if (!request.python.empty()) {
     const std::string report = stage + "/.pip-report.json";
-    if (Status ok = pip_install(sources, stage, report, request.python, deadline); !ok) {
+    if (Status ok =
+            pip_install(sources, settings, stage, report, request.python, deadline, connections);
+        !ok) {
       return std::move(ok).error();
     }
     staged.python = python_installed(report);
@@ -243,11 +261,14 @@ Result<Json> env_setup(HostDispatcher& host, const Json& args, const CallContext
     std::error_code ec;
     if (!published) fs::remove_all(*stage, ec);
   });
-  auto staged = install_into(*stage, *request, *sources);
+  std::vector<ProxyConnection> connections;
+  auto staged = install_into(*stage, *request, *sources, context.settings, &connections);
   const std::string unchanged = "; the environment '" + request->name + "' is unchanged";
   if (!staged) {
-    return soft("env_setup",
-                staged.error().message + "\n(sources: " + sources->describe() + ")" + unchanged);
+    Json failed = soft("env_setup", staged.error().message + "\n(sources: " + sources->describe() +
+                                        ")" + unchanged);
+    if (!connections.empty()) failed["network"] = network_record(connections);
+    return failed;
   }
   std::uint64_t bytes = tree_bytes(*stage);
   if (bytes > sources->max_bytes) {
@@ -277,6 +298,7 @@ Result<Json> env_setup(HostDispatcher& host, const Json& args, const CallContext
   result["ok"] = true;
   result["installed"] = record["installed"];
   result["source"] = record["source"];
+  if (!connections.empty()) result["network"] = network_record(connections);
   return result;
 }
 

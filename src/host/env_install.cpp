@@ -7,7 +7,11 @@
 #include <thread>
 
 #include "base/paths.h"
+#include "base/scope_exit.h"
+#include "host/dispatcher.h"
 #include "host/env_library.h"
+#include "host/install_forwarder_data.h"
+#include "host/install_network.h"
 #include "proc/child_process.h"
 #include "proc/supervisor.h"
 #include "sandbox/bubblewrap_launcher.h"
@@ -78,14 +82,16 @@ std::string settled(const proc::StderrTail& tail, Clock::time_point deadline) {
   return tail.text();
 }
 
-Result<std::vector<std::string>> sandboxed_argv(const InstallRun& run, int seccomp_fd) {
+Result<std::vector<std::string>> sandboxed_argv(const InstallRun& run,
+                                                const InstallNetwork* network, int seccomp_fd) {
   auto bwrap = sandbox::resolve_bwrap("bwrap");
   if (!bwrap) {
     return make_error(ErrorCode::kSandboxUnavailable,
                       "installs run in a bubblewrap sandbox, and bwrap was not found");
   }
   sandbox::SandboxSettings settings;
-  settings.allow_raw_network = run.network;
+  // Loopback only: the way out is the proxy's socket, bound below.
+  settings.allow_raw_network = false;
   settings.tmpfs_bytes = kInstallTmpBytes;
   sandbox::HostReader reader{::geteuid(), {::getegid()}};
   sandbox::BwrapCommand command = sandbox::isolation_command(*bwrap, settings, reader);
@@ -99,16 +105,30 @@ Result<std::vector<std::string>> sandboxed_argv(const InstallRun& run, int secco
     }
     command.add({Kind::kReadOnlyBind, *resolved, *resolved, std::nullopt});
   }
+  if (network != nullptr) {
+    command.add({Kind::kReadOnlyBind, network->dir(), network->dir(), std::nullopt});
+  }
   command.seccomp_fd(seccomp_fd).chdir(run.stage);
-  return command.build(run.argv);
+  return command.build(network != nullptr ? network->wrap(run.argv) : run.argv);
 }
 
 }  // namespace
 
 Status run_installer(const InstallRun& run) {
+  std::unique_ptr<InstallNetwork> network;
+  if (!run.reach.empty()) {
+    auto opened =
+        InstallNetwork::open({run.reach, run.policy, run.max_bytes, run.deadline}, run.python);
+    if (!opened) return std::move(opened).error();
+    network = std::move(opened.value());
+  }
+  // Whatever the outcome, the audit learns what went over the wire.
+  ScopeExit record([&] {
+    if (network && run.connections != nullptr) *run.connections = network->finish();
+  });
   auto seccomp = sandbox::seccomp_program_fd();
   if (!seccomp) return std::move(seccomp).error();
-  auto argv = sandboxed_argv(run, seccomp->get());
+  auto argv = sandboxed_argv(run, network.get(), seccomp->get());
   if (!argv) return std::move(argv).error();
   proc::SpawnRequest request;
   request.argv = std::move(argv.value());
@@ -151,13 +171,40 @@ std::vector<std::string> installer_env(const std::string& stage) {
           "PIP_DISABLE_PIP_VERSION_CHECK=1", "PIP_NO_INPUT=1", "R_LIBS_USER=" + stage};
 }
 
+// The policy the proxy judges addresses by: the source check's own
+// (check_source_url), so private addresses open only with
+// OPENAI4S_ENV_ALLOW_PRIVATE_SOURCES.
+Result<EgressPolicy> source_policy(const EnvSources& sources, const HostSettings& settings) {
+  return make_egress_policy(settings.egress_mode, settings.egress_allow,
+                            sources.allow_private ? "0.0.0.0/0 ::/0" : "");
+}
+
+// The origins of the URL sources, each one the egress policy admits.
+std::vector<ProxyTarget> reachable(const std::vector<std::string>& urls,
+                                   const EgressPolicy& policy) {
+  std::vector<ProxyTarget> targets;
+  for (auto& target : install_targets(urls)) {
+    if (domain_basis(policy, target.host)) targets.push_back(std::move(target));
+  }
+  return targets;
+}
+
 }  // namespace
 
-Status pip_install(const EnvSources& sources, const std::string& prefix, const std::string& report,
-                   const std::vector<std::string>& requirements, Clock::time_point deadline) {
+Status pip_install(const EnvSources& sources, const HostSettings& settings,
+                   const std::string& prefix, const std::string& report,
+                   const std::vector<std::string>& requirements, Clock::time_point deadline,
+                   std::vector<ProxyConnection>* connections) {
+  auto policy = source_policy(sources, settings);
+  if (!policy) return std::move(policy).error();
   InstallRun run;
   run.stage = prefix;
   run.deadline = deadline;
+  run.policy = std::move(policy.value());
+  run.max_bytes = sources.max_bytes;
+  run.python = sources.python;
+  run.connections = connections;
+  std::vector<std::string> urls;
   run.env = installer_env(prefix);
   // pip sees what the copied generation holds (and replaces it there, in
   // the stage) instead of installing a second copy beside it.
@@ -173,7 +220,7 @@ Status pip_install(const EnvSources& sources, const std::string& prefix, const s
     run.argv.push_back("--no-index");
   } else {
     run.argv.insert(run.argv.end(), {"--index-url", sources.pip_index_url});
-    run.network = true;
+    urls.push_back(sources.pip_index_url);
   }
   if (sources.any_url()) {
     // An unreachable source fails in seconds, not after pip's five retries.
@@ -182,10 +229,15 @@ Status pip_install(const EnvSources& sources, const std::string& prefix, const s
   for (const auto& link : sources.find_links) {
     run.argv.insert(run.argv.end(), {"--find-links", link});
     if (is_url(link)) {
-      run.network = true;
+      urls.push_back(link);
     } else {
       run.read_dirs.push_back(link);
     }
+  }
+  if (!urls.empty()) {
+    // Every URL through the proxy: https as CONNECT, http as a proxied request.
+    run.reach = reachable(urls, run.policy);
+    run.argv.insert(run.argv.end(), {"--proxy", kInstallProxyToken});
   }
   // "--" ends pip's options: a requirement can never be read as one.
   run.argv.push_back("--");

@@ -2,8 +2,10 @@
 // run by the host into a staging directory, inside a bubblewrap sandbox of
 // its own. It sees the read-only system layout, the staging directory
 // (writable) and the local source directories (read-only): no host home, no
-// store, no data directory, no network unless a URL source needs it. It is
-// bounded in time (the process group is killed at the deadline).
+// store, no data directory, and no network of its own: a URL source is
+// reached only through the host's install proxy (install_network.h), which
+// admits that source and nothing else. It is bounded in time (the process
+// group is killed at the deadline) and, on the wire, in bytes.
 #pragma once
 
 #include <chrono>
@@ -12,6 +14,7 @@
 
 #include "base/result.h"
 #include "host/env_sources.h"
+#include "host/install_proxy.h"
 
 namespace o4s::host {
 
@@ -20,8 +23,14 @@ struct InstallRun {
   std::vector<std::string> env;        // its whole environment
   std::string stage;                   // bound read-write at the same path
   std::vector<std::string> read_dirs;  // bound read-only at the same path
-  bool network = false;                // keep the host network
   std::chrono::steady_clock::time_point deadline;
+  // The URL sources' origins, reached through the install proxy only; none:
+  // no way out at all.
+  std::vector<ProxyTarget> reach;
+  EgressPolicy policy;                                  // judges each address the proxy connects to
+  std::uint64_t max_bytes = 0;                          // the proxy's budget, both directions
+  std::string python = "/usr/bin/python3";              // runs the forwarder
+  std::vector<ProxyConnection>* connections = nullptr;  // filled when given
 };
 
 // Runs `run` in the install sandbox. A non-zero exit is an error whose
@@ -30,10 +39,14 @@ struct InstallRun {
 Status run_installer(const InstallRun& run);
 
 // pip into `prefix` (a --prefix layered on `sources.python`), writing pip's
-// JSON report of what it installed to `report`.
-Status pip_install(const EnvSources& sources, const std::string& prefix, const std::string& report,
+// JSON report of what it installed to `report`. URL sources go through
+// the install proxy under `settings`' egress policy; what it carried lands
+// in `connections`.
+Status pip_install(const EnvSources& sources, const HostSettings& settings,
+                   const std::string& prefix, const std::string& report,
                    const std::vector<std::string>& requirements,
-                   std::chrono::steady_clock::time_point deadline);
+                   std::chrono::steady_clock::time_point deadline,
+                   std::vector<ProxyConnection>* connections);
 
 // R CMD INSTALL of each source tarball into `library`.
 Status r_install(const std::string& library, const std::vector<std::string>& tarballs,

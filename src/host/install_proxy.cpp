@@ -1,0 +1,230 @@
+#include "host/install_proxy.h"
+
+#include <boost/asio.hpp>
+#include <mutex>
+
+namespace o4s::host {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using Local = asio::local::stream_protocol;
+using boost::system::error_code;
+
+struct InstallProxy::State {
+  InstallProxyConfig config;
+  asio::io_context io;
+  Local::acceptor acceptor{io};
+  asio::steady_timer deadline{io};
+  std::uint64_t bytes = 0;  // touched on the io thread only
+  std::mutex mutex;         // guards records against stop()'s reader
+  std::vector<ProxyConnection> records;
+};
+
+namespace {
+
+constexpr std::size_t kChunk = 16 * 1024;
+
+// One installer connection: read the head, admit, resolve, judge each
+// address, connect to the judged ones, then relay both ways.
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(InstallProxy::State& state, Local::socket client)
+      : state_(state), client_(std::move(client)), origin_(state.io), resolver_(state.io) {
+    std::lock_guard lock(state_.mutex);
+    index_ = state_.records.size();
+    state_.records.emplace_back();
+  }
+
+  void start() {
+    auto self = shared_from_this();
+    asio::async_read_until(client_, asio::dynamic_buffer(head_, kMaxProxyHeadBytes), "\r\n\r\n",
+                           [self](error_code ec, std::size_t size) { self->on_head(ec, size); });
+  }
+
+ private:
+  void update(const std::function<void(ProxyConnection&)>& change) {
+    std::lock_guard lock(state_.mutex);
+    change(state_.records[index_]);
+  }
+
+  void refuse(const std::string& status, const std::string& why) {
+    update([&](ProxyConnection& r) { r.reason = why; });
+    reply_ = "HTTP/1.1 " + status + "\r\nContent-Type: text/plain\r\nConnection: close\r\n" +
+             "Content-Length: " + std::to_string(why.size() + 1) + "\r\n\r\n" + why + "\n";
+    auto self = shared_from_this();
+    asio::async_write(client_, asio::buffer(reply_), [self](error_code, std::size_t) {
+      error_code ignored;
+      self->client_.close(ignored);
+    });
+  }
+
+  void on_head(error_code ec, std::size_t size) {
+    if (ec) {
+      if (ec == asio::error::not_found) {
+        return refuse("431 Request Header Fields Too Large", "a proxy request head over 16 KiB");
+      }
+      return update([&](ProxyConnection& r) { r.reason = "closed before a request"; });
+    }
+    auto request = parse_proxy_request(std::string_view(head_).substr(0, size));
+    early_ = head_.substr(size);
+    if (!request) return refuse("400 Bad Request", request.error().message);
+    request_ = std::move(*request);
+    update([&](ProxyConnection& r) {
+      r.method = request_.method;
+      r.target = request_.target.text();
+    });
+    if (auto why = refuse_request(state_.config.targets, request_)) {
+      return refuse("403 Forbidden", *why);
+    }
+    auto self = shared_from_this();
+    resolver_.async_resolve(request_.target.host, std::to_string(request_.target.port),
+                            [self](error_code failed, const tcp::resolver::results_type& found) {
+                              self->on_resolved(failed, found);
+                            });
+  }
+
+  // Every address the name has must pass: a name that also points into
+  // the host's own network is refused outright.
+  void on_resolved(error_code ec, const tcp::resolver::results_type& found) {
+    if (ec) return refuse("502 Bad Gateway", "cannot resolve " + request_.target.host);
+    for (const auto& entry : found) {
+      auto address = ip_of(entry.endpoint().data());
+      if (!address) return refuse("403 Forbidden", "an address of an unknown family");
+      if (auto why = refuse_address(state_.config.policy, request_.target.host, *address)) {
+        return refuse("403 Forbidden", *why);
+      }
+      judged_.push_back(entry.endpoint());
+    }
+    auto self = shared_from_this();
+    asio::async_connect(origin_, judged_, [self](error_code failed, const tcp::endpoint& at) {
+      self->on_connected(failed, at);
+    });
+  }
+
+  void on_connected(error_code ec, const tcp::endpoint& at) {
+    if (ec) return refuse("502 Bad Gateway", "cannot connect to " + request_.target.text());
+    update([&](ProxyConnection& r) {
+      r.allowed = true;
+      r.address = at.address().to_string();
+    });
+    auto self = shared_from_this();
+    if (request_.tunnel) {
+      reply_ = "HTTP/1.1 200 Connection established\r\n\r\n";
+      asio::async_write(client_, asio::buffer(reply_),
+                        [self](error_code failed, std::size_t) { self->send_early(failed); });
+    } else {
+      early_.insert(0, request_.origin_head);
+      send_early({});
+    }
+  }
+
+  // What the installer sent after its head (a tunnel's first TLS bytes, a
+  // request body) goes to the origin before the relay starts.
+  void send_early(error_code ec) {
+    if (ec) return close("");
+    auto self = shared_from_this();
+    asio::async_write(origin_, asio::buffer(early_), [self](error_code failed, std::size_t) {
+      if (failed) return self->close("");
+      self->pump(self->client_, self->origin_, self->up_, true);
+      self->pump(self->origin_, self->client_, self->down_, false);
+    });
+  }
+
+  template <typename From, typename To>
+  void pump(From& from, To& to, std::array<char, kChunk>& buffer, bool outward) {
+    auto self = shared_from_this();
+    from.async_read_some(
+        asio::buffer(buffer), [self, &from, &to, &buffer, outward](error_code ec, std::size_t got) {
+          if (ec) {
+            // One side finished: the other learns it, and the session ends
+            // when both have (a plain request's origin closes first).
+            error_code ignored;
+            to.shutdown(asio::socket_base::shutdown_send, ignored);
+            if (++self->finished_ == 2 || !outward) self->close("");
+            return;
+          }
+          self->state_.bytes += got;
+          self->update([&](ProxyConnection& r) { (outward ? r.bytes_out : r.bytes_in) += got; });
+          if (self->state_.bytes > self->state_.config.max_bytes) {
+            return self->close("over the install's byte budget (OPENAI4S_ENV_MAX_BYTES)");
+          }
+          asio::async_write(to, asio::buffer(buffer.data(), got),
+                            [self, &from, &to, &buffer, outward](error_code failed, std::size_t) {
+                              if (failed) return self->close("");
+                              self->pump(from, to, buffer, outward);
+                            });
+        });
+  }
+
+  void close(const std::string& why) {
+    if (!why.empty()) update([&](ProxyConnection& r) { r.reason = why; });
+    error_code ignored;
+    client_.close(ignored);
+    origin_.close(ignored);
+  }
+
+  InstallProxy::State& state_;
+  Local::socket client_;
+  tcp::socket origin_;
+  tcp::resolver resolver_;
+  std::size_t index_ = 0;
+  std::string head_;
+  std::string early_;
+  std::string reply_;
+  ProxyRequest request_;
+  std::vector<tcp::endpoint> judged_;
+  std::array<char, kChunk> up_{};
+  std::array<char, kChunk> down_{};
+  int finished_ = 0;
+};
+
+// Handlers hold the state by pointer: it outlives the io thread (stop()
+// joins it before the state goes), and a shared owner inside its own
+// io_context's queue would never be freed.
+void accept_next(InstallProxy::State* state) {
+  state->acceptor.async_accept([state](error_code ec, Local::socket client) {
+    if (ec) return;
+    std::make_shared<Session>(*state, std::move(client))->start();
+    accept_next(state);
+  });
+}
+
+}  // namespace
+
+InstallProxy::InstallProxy(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+Result<std::unique_ptr<InstallProxy>> InstallProxy::start(InstallProxyConfig config,
+                                                          const std::string& socket_path) {
+  auto owned = std::make_unique<State>();
+  State* state = owned.get();
+  state->config = std::move(config);
+  error_code ec;
+  Local::endpoint endpoint(socket_path);
+  state->acceptor.open(endpoint.protocol(), ec);
+  if (!ec) state->acceptor.bind(endpoint, ec);
+  if (!ec) state->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return make_error(ErrorCode::kSystem,
+                      "the install proxy cannot listen on " + socket_path + ": " + ec.message());
+  }
+  // At the install's deadline every connection ends with the installer.
+  state->deadline.expires_at(state->config.deadline);
+  state->deadline.async_wait([state](error_code cancelled) {
+    if (!cancelled) state->io.stop();
+  });
+  accept_next(state);
+  std::unique_ptr<InstallProxy> proxy(new InstallProxy(std::move(owned)));
+  proxy->thread_ = std::thread([state] { state->io.run(); });
+  return proxy;
+}
+
+std::vector<ProxyConnection> InstallProxy::stop() {
+  state_->io.stop();
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard lock(state_->mutex);
+  return state_->records;
+}
+
+InstallProxy::~InstallProxy() { stop(); }
+
+}  // namespace o4s::host

@@ -1,0 +1,181 @@
+// The install proxy on real sockets (issue 30 part 2): a client on its unix
+// socket, an origin on 127.0.0.1 that records what it was sent. Admitted
+// requests reach the origin rewritten; others get a refusal and reach
+// nothing; the byte budget cuts a connection; every connection is recorded.
+#include "host/install_proxy.h"
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "base/unique_fd.h"
+#include "support/temp_dir.h"
+
+namespace o4s::host {
+namespace {
+
+using std::chrono::seconds;
+
+// An HTTP origin on 127.0.0.1: reads one request head, answers `body`,
+// closes; counts connections and keeps the last head.
+class Origin {
+ public:
+  explicit Origin(std::string body) : body_(std::move(body)) {
+    listener_ = UniqueFd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t size = sizeof address;
+    EXPECT_EQ(::bind(listener_.get(), reinterpret_cast<sockaddr*>(&address), size), 0);
+    EXPECT_EQ(::listen(listener_.get(), 8), 0);
+    ::getsockname(listener_.get(), reinterpret_cast<sockaddr*>(&address), &size);
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~Origin() {
+    ::shutdown(listener_.get(), SHUT_RDWR);
+    thread_.join();
+  }
+  std::uint16_t port() const { return port_; }
+  int connections() const { return connections_; }
+  std::string last_head() const { return last_head_; }
+
+ private:
+  void serve() {
+    for (;;) {
+      UniqueFd client(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+      if (!client) return;
+      ++connections_;
+      std::string head;
+      char buffer[4096];
+      while (head.find("\r\n\r\n") == std::string::npos) {
+        ssize_t got = ::read(client.get(), buffer, sizeof buffer);
+        if (got <= 0) break;
+        head.append(buffer, static_cast<std::size_t>(got));
+      }
+      last_head_ = head;
+      std::string reply =
+          "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body_.size()) + "\r\n\r\n" + body_;
+      (void)!::send(client.get(), reply.data(), reply.size(), MSG_NOSIGNAL);
+    }
+  }
+
+  std::string body_;
+  UniqueFd listener_;
+  std::uint16_t port_ = 0;
+  std::atomic<int> connections_{0};
+  std::string last_head_;
+  std::thread thread_;
+};
+
+class InstallProxyTest : public ::testing::Test {
+ protected:
+  void start(std::vector<ProxyTarget> targets, const char* allow_private = "0.0.0.0/0",
+             std::uint64_t max_bytes = 1 << 20) {
+    InstallProxyConfig config;
+    config.targets = std::move(targets);
+    config.policy = *make_egress_policy("allowlist", "127.0.0.1", allow_private);
+    config.max_bytes = max_bytes;
+    config.deadline = std::chrono::steady_clock::now() + seconds(30);
+    auto proxy = InstallProxy::start(std::move(config), socket_path());
+    ASSERT_TRUE(proxy.ok()) << proxy.error().message;
+    proxy_ = std::move(proxy.value());
+  }
+
+  std::string socket_path() const { return dir_.file("proxy.sock"); }
+
+  // Sends `request` through the proxy and reads until it closes.
+  std::string exchange(const std::string& request) {
+    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::snprintf(address.sun_path, sizeof address.sun_path, "%s", socket_path().c_str());
+    EXPECT_EQ(::connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    (void)!::send(fd.get(), request.data(), request.size(), MSG_NOSIGNAL);
+    std::string answer;
+    char buffer[4096];
+    for (ssize_t got; (got = ::read(fd.get(), buffer, sizeof buffer)) > 0;) {
+      answer.append(buffer, static_cast<std::size_t>(got));
+    }
+    return answer;
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<InstallProxy> proxy_;
+};
+
+TEST_F(InstallProxyTest, AnAdmittedRequestReachesTheOriginRewritten) {
+  Origin origin("the index page");
+  start({{false, "127.0.0.1", origin.port()}});
+  std::string target = "127.0.0.1:" + std::to_string(origin.port());
+  std::string answer = exchange("GET http://" + target +
+                                "/simple/ HTTP/1.1\r\nHost: x\r\nProxy-Connection: keep-alive\r\n"
+                                "Connection: keep-alive\r\n\r\n");
+  EXPECT_NE(answer.find("200 OK"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("the index page"), std::string::npos);
+  EXPECT_EQ(origin.last_head(),
+            "GET /simple/ HTTP/1.1\r\nHost: " + target + "\r\nConnection: close\r\n\r\n");
+  auto records = proxy_->stop();
+  ASSERT_EQ(records.size(), 1U);
+  EXPECT_TRUE(records[0].allowed);
+  EXPECT_EQ(records[0].method, "GET");
+  EXPECT_EQ(records[0].target, target);
+  EXPECT_EQ(records[0].address, "127.0.0.1");
+  EXPECT_EQ(records[0].bytes_in, answer.size());
+}
+
+TEST_F(InstallProxyTest, AnotherPortIsRefusedAndReachesNothing) {
+  Origin source("source");
+  Origin other("other");
+  start({{false, "127.0.0.1", source.port()}});
+  std::string other_target = "127.0.0.1:" + std::to_string(other.port());
+  for (const std::string& head : {"CONNECT " + other_target + " HTTP/1.1\r\n\r\n",
+                                  "GET http://" + other_target + "/ HTTP/1.1\r\n\r\n"}) {
+    std::string answer = exchange(head);
+    EXPECT_NE(answer.find("403 Forbidden"), std::string::npos) << answer;
+    EXPECT_NE(answer.find("not a configured package source"), std::string::npos);
+  }
+  EXPECT_EQ(other.connections(), 0);
+  EXPECT_EQ(source.connections(), 0);
+  for (const auto& record : proxy_->stop()) EXPECT_FALSE(record.allowed);
+}
+
+TEST_F(InstallProxyTest, ASourceOnAPrivateAddressIsRefusedByThePolicy) {
+  Origin origin("private");
+  start({{true, "127.0.0.1", origin.port()}}, "");
+  std::string answer =
+      exchange("CONNECT 127.0.0.1:" + std::to_string(origin.port()) + " HTTP/1.1\r\n\r\n");
+  EXPECT_NE(answer.find("403 Forbidden"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("loopback"), std::string::npos) << answer;
+  EXPECT_EQ(origin.connections(), 0);
+}
+
+TEST_F(InstallProxyTest, MalformedAndOversizedHeadsAreRefused) {
+  start({});
+  EXPECT_NE(exchange("GET /x HTTP/1.1\r\n\r\n").find("400 Bad Request"), std::string::npos);
+  std::string huge = "GET http://127.0.0.1:1/ HTTP/1.1\r\nX: " + std::string(20000, 'a');
+  EXPECT_NE(exchange(huge + "\r\n\r\n").find("431"), std::string::npos);
+  auto records = proxy_->stop();
+  ASSERT_EQ(records.size(), 2U);
+  EXPECT_NE(records[0].reason.find("malformed"), std::string::npos);
+  EXPECT_NE(records[1].reason.find("16 KiB"), std::string::npos);
+}
+
+TEST_F(InstallProxyTest, TheByteBudgetCutsAConnection) {
+  Origin origin(std::string(64 * 1024, 'x'));
+  start({{false, "127.0.0.1", origin.port()}}, "0.0.0.0/0", 1024);
+  std::string answer =
+      exchange("GET http://127.0.0.1:" + std::to_string(origin.port()) + "/ HTTP/1.1\r\n\r\n");
+  EXPECT_LT(answer.size(), 64U * 1024);
+  auto records = proxy_->stop();
+  ASSERT_EQ(records.size(), 1U);
+  EXPECT_NE(records[0].reason.find("byte budget"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace o4s::host
