@@ -160,6 +160,33 @@ Json network_record(const std::vector<ProxyConnection>& connections) {
   return rows;
 }
 
+// Each connection of the install is an audit row of its own (method
+// "env_connection"), tied to the env_setup call's permission decision.
+void audit_connections(HostDispatcher& host, const CallContext& context,
+                       const std::vector<ProxyConnection>& connections) {
+  Json rows = network_record(connections);
+  for (std::size_t i = 0; i < connections.size(); ++i) {
+    const ProxyConnection& c = connections[i];
+    store::HostCallRecord row;
+    row.method = "env_connection";
+    row.args = Json::array({{{"method", c.method}, {"target", c.target}}});
+    row.ok = c.allowed && c.reason.empty();
+    row.frame_id = context.frame_id;
+    row.result = rows[i];
+    row.permission_decision_id = context.permission_decision_id;
+    row.side_effect_class = "network";
+    row.resource_keys = {"net:" + c.target};
+    row.summary = c.method + " " + c.target;
+    row.decided_by = "install proxy";
+    const std::string carried =
+        " (" + std::to_string(c.bytes_in) + " bytes in, " + std::to_string(c.bytes_out) + " out)";
+    row.outcome = !c.allowed         ? "refused: " + c.reason
+                  : c.reason.empty() ? "ok" + carried
+                                     : c.reason + carried;
+    (void)host.store()->log_host_call(row);
+  }
+}
+
 struct Staged {
   Json python = Json::object();
   Json r = Json::object();
@@ -263,6 +290,7 @@ Result<Json> env_setup(HostDispatcher& host, const Json& args, const CallContext
   });
   std::vector<ProxyConnection> connections;
   auto staged = install_into(*stage, *request, *sources, context.settings, &connections);
+  audit_connections(host, context, connections);
   const std::string unchanged = "; the environment '" + request->name + "' is unchanged";
   if (!staged) {
     Json failed = soft("env_setup", staged.error().message + "\n(sources: " + sources->describe() +

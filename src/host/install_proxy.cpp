@@ -18,11 +18,16 @@ struct InstallProxy::State {
   std::uint64_t bytes = 0;  // touched on the io thread only
   std::mutex mutex;         // guards records against stop()'s reader
   std::vector<ProxyConnection> records;
+  ProxyConnection beyond;       // the sum of the connections past kMaxRecords
+  std::size_t connections = 0;  // every one, recorded or summed
 };
 
 namespace {
 
 constexpr std::size_t kChunk = 16 * 1024;
+// An install that opens more connections (a plain-http source costs one a
+// file) still works; the audit row keeps these and one line for the rest.
+constexpr std::size_t kMaxRecords = 256;
 
 // One installer connection: read the head, admit, resolve, judge each
 // address, connect to the judged ones, then relay both ways.
@@ -32,7 +37,8 @@ class Session : public std::enable_shared_from_this<Session> {
       : state_(state), client_(std::move(client)), origin_(state.io), resolver_(state.io) {
     std::lock_guard lock(state_.mutex);
     index_ = state_.records.size();
-    state_.records.emplace_back();
+    if (index_ < kMaxRecords) state_.records.emplace_back();
+    ++state_.connections;
   }
 
   void start() {
@@ -44,7 +50,7 @@ class Session : public std::enable_shared_from_this<Session> {
  private:
   void update(const std::function<void(ProxyConnection&)>& change) {
     std::lock_guard lock(state_.mutex);
-    change(state_.records[index_]);
+    change(index_ < kMaxRecords ? state_.records[index_] : state_.beyond);
   }
 
   void refuse(const std::string& status, const std::string& why) {
@@ -123,8 +129,10 @@ class Session : public std::enable_shared_from_this<Session> {
   void send_early(error_code ec) {
     if (ec) return close("");
     auto self = shared_from_this();
-    asio::async_write(origin_, asio::buffer(early_), [self](error_code failed, std::size_t) {
+    asio::async_write(origin_, asio::buffer(early_), [self](error_code failed, std::size_t sent) {
       if (failed) return self->close("");
+      self->state_.bytes += sent;
+      self->update([&](ProxyConnection& r) { r.bytes_out += sent; });
       self->pump(self->client_, self->origin_, self->up_, true);
       self->pump(self->origin_, self->client_, self->down_, false);
     });
@@ -222,7 +230,15 @@ std::vector<ProxyConnection> InstallProxy::stop() {
   state_->io.stop();
   if (thread_.joinable()) thread_.join();
   std::lock_guard lock(state_->mutex);
-  return state_->records;
+  std::vector<ProxyConnection> records = state_->records;
+  if (state_->connections > kMaxRecords) {
+    ProxyConnection rest = state_->beyond;
+    rest.method = rest.target = rest.address = "";
+    rest.reason = std::to_string(state_->connections - kMaxRecords) +
+                  " more connections (their bytes summed here)";
+    records.push_back(std::move(rest));
+  }
+  return records;
 }
 
 InstallProxy::~InstallProxy() { stop(); }

@@ -86,12 +86,12 @@ def setup_env(dispatcher, packages):
     return dispatcher("env_setup", [{"name": None, "packages": packages}])
 
 
-def audited_network(dispatcher):
-    row = dispatcher.store._conn.execute(
-        "SELECT result_preview FROM host_call_log WHERE method = 'env_setup' "
-        "ORDER BY created_at DESC LIMIT 1"
-    ).fetchone()
-    return json.loads(row[0]).get("network", [])
+def audited_connections(dispatcher):
+    """The install's connections, one audit row each: (ok, summary, outcome)."""
+    return dispatcher.store._conn.execute(
+        "SELECT ok, summary, outcome FROM host_call_log WHERE method = 'env_connection' "
+        "ORDER BY created_at"
+    ).fetchall()
 
 
 def test_an_sdist_installs_through_the_proxy_and_each_connection_is_audited(
@@ -106,7 +106,11 @@ def test_an_sdist_installs_through_the_proxy_and_each_connection_is_audited(
     assert network and all(c["target"] == f"127.0.0.1:{port}" for c in network), network
     assert all(c["allowed"] and c["address"] == "127.0.0.1" for c in network), network
     assert sum(c["bytes_in"] for c in network) > 0
-    assert audited_network(dispatcher) == network
+    rows = audited_connections(dispatcher)
+    assert [(ok, summary) for ok, summary, _ in rows] == [
+        (1, f"{c['method']} 127.0.0.1:{port}") for c in network
+    ]
+    assert all(outcome.startswith("ok (") for _, _, outcome in rows), rows
 
 
 # The install script's attempts, each reported by name when it gets through.
@@ -137,6 +141,7 @@ def test_an_install_script_reaches_nothing_but_the_source(dispatcher, packages, 
     refused = [c for c in result["network"] if not c["allowed"]]
     assert [c["target"] for c in refused] == [f"127.0.0.1:{other.server.server_port}"]
     assert "not a configured package source" in refused[0]["reason"]
+    assert [ok for ok, _, _ in audited_connections(dispatcher)].count(0) == 1
     assert dispatcher("env_list", [{}])["environments"] == []
 
 
