@@ -177,5 +177,14 @@ TEST_F(InstallProxyTest, TheByteBudgetCutsAConnection) {
   EXPECT_NE(records[0].reason.find("byte budget"), std::string::npos);
 }
 
+TEST_F(InstallProxyTest, ManyConnectionsKeepABoundedRecord) {
+  start({});
+  for (int i = 0; i < 300; ++i) exchange("CONNECT elsewhere.org:443 HTTP/1.1\r\n\r\n");
+  auto records = proxy_->stop();
+  ASSERT_EQ(records.size(), 257U);
+  EXPECT_EQ(records[255].target, "elsewhere.org:443");
+  EXPECT_EQ(records[256].reason, "44 more connections (their bytes summed here)");
+}
+
 }  // namespace
 }  // namespace o4s::host
