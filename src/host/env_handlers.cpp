@@ -160,6 +160,19 @@ Json network_record(const std::vector<ProxyConnection>& connections) {
   return rows;
 }
 
+// Why an install that failed may have: what its script or a redirect
+// tried to reach and the proxy refused (the first few).
+std::string refused_connections(const std::vector<ProxyConnection>& connections) {
+  std::string text;
+  int shown = 0;
+  for (const auto& c : connections) {
+    if (c.allowed || shown == 3) continue;
+    text += (shown++ ? "; " : "") + (c.target.empty() ? c.reason : c.target + ": " + c.reason);
+  }
+  if (text.empty()) return text;
+  return "(an install reaches only its configured sources; refused: " + text + ")";
+}
+
 // Each connection of the install is an audit row of its own (method
 // "env_connection"), tied to the env_setup call's permission decision.
 void audit_connections(HostDispatcher& host, const CallContext& context,
@@ -296,6 +309,9 @@ Result<Json> env_setup(HostDispatcher& host, const Json& args, const CallContext
     Json failed = soft("env_setup", staged.error().message + "\n(sources: " + sources->describe() +
                                         ")" + unchanged);
     if (!connections.empty()) failed["network"] = network_record(connections);
+    if (std::string refused = refused_connections(connections); !refused.empty()) {
+      failed["error"] = failed["error"].get<std::string>() + "\n" + refused;
+    }
     return failed;
   }
   std::uint64_t bytes = tree_bytes(*stage);

@@ -163,3 +163,4 @@ def test_a_redirect_from_the_source_to_another_host_is_refused(
     assert other.hits == 0
     targets = {c["target"]: c["allowed"] for c in result["network"]}
     assert targets[f"127.0.0.1:{other.server.server_port}"] is False
+    assert "an install reaches only its configured sources; refused: 127.0.0.1:" in result["error"]
