@@ -171,38 +171,32 @@ std::vector<std::string> installer_env(const std::string& stage) {
           "PIP_DISABLE_PIP_VERSION_CHECK=1", "PIP_NO_INPUT=1", "R_LIBS_USER=" + stage};
 }
 
-// The policy the proxy judges addresses by: the source check's own
-// (check_source_url), so private addresses open only with
-// OPENAI4S_ENV_ALLOW_PRIVATE_SOURCES.
-Result<EgressPolicy> source_policy(const EnvSources& sources, const HostSettings& settings) {
-  return make_egress_policy(settings.egress_mode, settings.egress_allow,
-                            sources.allow_private ? "0.0.0.0/0 ::/0" : "");
-}
-
-// The origins of the URL sources, each one the egress policy admits.
-std::vector<ProxyTarget> reachable(const std::vector<std::string>& urls,
-                                   const EgressPolicy& policy) {
-  std::vector<ProxyTarget> targets;
-  for (auto& target : install_targets(urls)) {
-    if (domain_basis(policy, target.host)) targets.push_back(std::move(target));
-  }
-  return targets;
-}
-
 }  // namespace
+
+Status reach_sources(InstallRun& run, const std::vector<std::string>& urls,
+                     const EnvSources& sources, const HostSettings& settings) {
+  // The source check's own policy (check_source_url): private addresses
+  // open only with OPENAI4S_ENV_ALLOW_PRIVATE_SOURCES.
+  auto policy = make_egress_policy(settings.egress_mode, settings.egress_allow,
+                                   sources.allow_private ? "0.0.0.0/0 ::/0" : "");
+  if (!policy) return std::move(policy).error();
+  run.policy = std::move(policy.value());
+  run.max_bytes = sources.max_bytes;
+  run.python = sources.python;
+  run.reach.clear();
+  for (auto& target : install_targets(urls)) {
+    if (domain_basis(run.policy, target.host)) run.reach.push_back(std::move(target));
+  }
+  return {};
+}
 
 Status pip_install(const EnvSources& sources, const HostSettings& settings,
                    const std::string& prefix, const std::string& report,
                    const std::vector<std::string>& requirements, Clock::time_point deadline,
                    std::vector<ProxyConnection>* connections) {
-  auto policy = source_policy(sources, settings);
-  if (!policy) return std::move(policy).error();
   InstallRun run;
   run.stage = prefix;
   run.deadline = deadline;
-  run.policy = std::move(policy.value());
-  run.max_bytes = sources.max_bytes;
-  run.python = sources.python;
   run.connections = connections;
   std::vector<std::string> urls;
   run.env = installer_env(prefix);
@@ -234,9 +228,9 @@ Status pip_install(const EnvSources& sources, const HostSettings& settings,
       run.read_dirs.push_back(link);
     }
   }
-  if (!urls.empty()) {
+  if (Status ok = reach_sources(run, urls, sources, settings); !ok) return ok;
+  if (!run.reach.empty()) {
     // Every URL through the proxy: https as CONNECT, http as a proxied request.
-    run.reach = reachable(urls, run.policy);
     run.argv.insert(run.argv.end(), {"--proxy", kInstallProxyToken});
   }
   // "--" ends pip's options: a requirement can never be read as one.

@@ -38,6 +38,14 @@ struct InstallRun {
 // the deadline passing is a kTimeout error.
 Status run_installer(const InstallRun& run);
 
+// Lets `run` reach the origins of `urls` (those the egress policy admits)
+// through the install proxy, within `sources`' byte budget: the installer
+// then runs under the forwarder, which sets http_proxy and https_proxy for
+// it and replaces an argument equal to kInstallProxyToken
+// (install_forwarder_data.h) with the proxy's URL.
+Status reach_sources(InstallRun& run, const std::vector<std::string>& urls,
+                     const EnvSources& sources, const HostSettings& settings);
+
 // pip into `prefix` (a --prefix layered on `sources.python`), writing pip's
 // JSON report of what it installed to `report`. URL sources go through
 // the install proxy under `settings`' egress policy; what it carried lands
