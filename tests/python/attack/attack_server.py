@@ -7,10 +7,12 @@ its port, then serves until killed. Routes:
 /gzip-bomb/N          a gzip body of N MiB of zeros, a few KiB on the wire
 /headers/N            200 with N KiB of header lines before the body
 /slow-body?secs=S     half the body, a pause of S seconds, the rest
+/bytes/N              N bytes
 /hits                 how often each path was asked
 """
 
 import collections
+import functools
 import gzip
 import http.server
 import sys
@@ -20,6 +22,7 @@ import urllib.parse
 HITS = collections.Counter()
 
 
+@functools.lru_cache(maxsize=2)
 def gzip_of_zeros(mib):
     return gzip.compress(bytes(mib << 20), compresslevel=9)
 
@@ -78,6 +81,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self._send(200, body, "text/plain", [("Content-Encoding", "gzip")])
         elif parts[0] == "headers" and len(parts) == 2:
             self._headers(int(parts[1]))
+        elif parts[0] == "bytes" and len(parts) == 2:
+            self._send(200, b"x" * int(parts[1]), "application/octet-stream")
         elif url.path == "/slow-body":
             self._slow_body(float(query["secs"][0]))
         elif url.path == "/hits":

@@ -27,6 +27,10 @@ class HostileServer:
             lines = reply.read().decode().splitlines()
         return {path: int(count) for path, count in (line.split() for line in lines)}
 
+    def visits(self):
+        """The paths asked for, besides /hits itself."""
+        return {path: n for path, n in self.hits().items() if path != "/hits"}
+
     def stop(self):
         self.process.kill()
         self.process.wait()

@@ -78,8 +78,13 @@ import os, shutil
 stage = os.environ["R_LIBS_USER"]
 planted = os.path.join(stage, "planted-suid")
 shutil.copy("/bin/true", planted)
-os.chmod(planted, 0o6755)
-os.symlink({secret!r}, os.path.join(stage, "planted-link"))
+try:
+    os.chmod(planted, 0o6755)  # refused in the install sandbox; the check below holds either way
+except OSError:
+    os.chmod(planted, 0o755)
+link = os.path.join(stage, "planted-link")
+if not os.path.lexists(link):  # setup.py runs twice (metadata, then install)
+    os.symlink({secret!r}, link)
 """
 
 
@@ -88,11 +93,13 @@ def test_an_install_script_plants_no_privilege_and_no_host_file(dispatcher, whee
     secret.write_text("the host's own file")
     make_sdist(wheels, "planter", "1.0", PLANT.format(secret=str(secret)))
     result = setup_env(dispatcher, ["planter"])
-    assert "error" not in result, result
+    assert "error" not in result, result["error"][-3000:]
     # A second install copies the generation: the link stays a link.
     make_wheel(wheels, "later", "1.0", {"later/__init__.py": ""})
     assert "error" not in setup_env(dispatcher, ["later"])
     envs = os.path.join(str(dispatcher.cfg.data_dir), "envs")
+    links = files_named(envs, "planted-link")
+    assert links and all(os.path.islink(link) for link in links), links
     for directory, _, files in os.walk(envs):
         for name in files:
             info = os.lstat(os.path.join(directory, name))

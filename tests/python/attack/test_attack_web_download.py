@@ -106,28 +106,29 @@ def test_a_directory_swapped_for_a_link_mid_download_keeps_the_file_inside(
         assert (workspace / "sub_moved" / "late.txt").read_text() == "first second"
 
 
-# A thread of the cell flips `a` between the real directory and a link to
-# `outside` while the main thread asks for downloads into new directories
+# A thread of the cell swaps the directory `a` with `b`, a link to
+# `outside` (renameat2 RENAME_EXCHANGE: `a` always exists, as one or the
+# other), while the main thread asks for downloads into new directories
 # below `a`: a directory the host makes by path, after proving its parent,
 # would be made through the link.
 FLIP = """
-import json, os, threading
+import ctypes, json, os, threading
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
 stop = threading.Event()
+flips = []
 def flip():
     while not stop.is_set():
-        os.rename("a", "a_real")
-        os.symlink({outside!r}, "a")
-        os.unlink("a")
-        os.rename("a_real", "a")
+        if libc.renameat2(AT_FDCWD, b"a", AT_FDCWD, b"b", RENAME_EXCHANGE) == 0:
+            flips.append(1)
 threading.Thread(target=flip, daemon=True).start()
-errors = []
 for n in range({tries}):
     try:
         host.web_download("http://127.0.0.1:9/x", "a/d%d/x.csv" % n, timeout=1)
-    except RuntimeError as e:
-        errors.append(str(e)[:80])
+    except RuntimeError:
+        pass
 stop.set()
-print(json.dumps(len(errors)))
+print(json.dumps(len(flips)))
 """
 
 
@@ -135,7 +136,33 @@ def test_directories_made_for_a_download_are_never_made_through_a_swapped_link(
     kernel, workspace, outside
 ):
     (workspace / "a").mkdir()
+    os.symlink(outside, workspace / "b")
     out = kernel.execute(FLIP.format(outside=str(outside), tries=400))
     assert out["error"] is None, out
+    assert int(out["stdout"]) > 100, "the cell's thread did not flip the directory"
     made_outside = sorted(p.name for p in outside.iterdir() if p.name != "target.csv")
     assert made_outside == [], f"the host made {len(made_outside)} directories outside"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding: web_download writes as the host, so the kernel's file-size limit "
+    "(OPENAI4S_KERNEL_FILE_SIZE_LIMIT) does not bound it: a cell that may not write a 2 MiB file "
+    "itself has the host write it, and max_bytes (the cell's own argument, up to 1 TiB) is the "
+    "only bound. Proposed fix: cap max_bytes at the kernel's file-size limit (hand "
+    "SandboxSettings.limits.file_size_bytes to HostSettings, as the egress settings are)",
+)
+def test_a_download_is_bounded_by_the_kernels_file_size_limit(
+    dispatcher, workspace, server, enforced, monkeypatch
+):
+    monkeypatch.setenv("OPENAI4S_KERNEL_FILE_SIZE_LIMIT", "1M")
+    monkeypatch.delenv("OPENAI4S_EGRESS", raising=False)
+    monkeypatch.setenv("OPENAI4S_EGRESS_ALLOW", "127.0.0.1")
+    monkeypatch.setenv("OPENAI4S_EGRESS_ALLOW_PRIVATE", "127.0.0.1")
+    sandbox = sandbox_for(str(workspace), mode=enforced)
+    with Kernel(dispatcher=dispatcher, cwd=str(workspace), sandbox=sandbox) as kernel:
+        own = kernel.execute("open('own.bin', 'wb').write(b'x' * (2 << 20))")
+        assert own["error"] is not None, "the limit does not hold for the cell itself"
+        url = f"{server.url}/bytes/{2 << 20}"
+        _, error = call(kernel, f"web_download({url!r}, 'big.bin', max_bytes=4 << 20)")
+    assert error is not None and not (workspace / "big.bin").exists()
