@@ -33,6 +33,7 @@ test('a domain granted in one kernel is not granted in another', async (t) => {
   assert.match(yes.structuredContent.stdout, /True True/, JSON.stringify(yes.structuredContent));
   const past = await run(client, granted, FETCH('granted.test'));
   assert.doesNotMatch(past.structuredContent.stdout, /egress allowlist/);
+  assert.match(past.structuredContent.stdout, /web_fetch: http:\/\/granted\.test\/x: /);
   const blocked = await run(client, other, FETCH('granted.test'));
   assert.match(blocked.structuredContent.stdout, /blocked by the egress allowlist/);
   const again = await run(client, other, ASK('granted.test'));
@@ -71,7 +72,8 @@ test('"always" answered to a prompt that did not offer it allows once only', asy
   ]);
   const kernel = await newKernel(client);
   const long = "host.bash('echo ' + 'x' * 6000)";
-  await run(client, kernel, long);
+  const first = await run(client, kernel, long);
+  assert.equal(first.structuredContent.status, 'ok', JSON.stringify(first.structuredContent));
   assert.deepEqual(asked[0].requestedSchema.properties.decision.enum, ['once', 'deny']);
   const second = await run(client, kernel, long);
   assert.equal(asked.length, 2, 'asked again: no rule was kept');
