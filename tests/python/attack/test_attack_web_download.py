@@ -166,3 +166,32 @@ def test_a_download_is_bounded_by_the_kernels_file_size_limit(
         url = f"{server.url}/bytes/{2 << 20}"
         _, error = call(kernel, f"web_download({url!r}, 'big.bin', max_bytes=4 << 20)")
     assert error is not None and not (workspace / "big.bin").exists()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding: with a per-kernel uid (a root host, the sandbox enforced) what web_download "
+    "makes is root's: the file (own_like_directory copies the owner of its directory, root for "
+    "the workspace, which the kernel reaches through an ACL) and every directory it creates "
+    "(0755 root), so the cell can neither change the file it downloaded nor write beside it. "
+    "Proposed fix: hand the kernel's sandbox uid/gid to the host call (CallContext) and fchown "
+    "the file and each directory made by make_missing to it; or give the workspace a default "
+    "ACL at hand-over so that entries the host creates inherit the kernel's access",
+)
+def test_what_a_download_makes_belongs_to_the_kernel(dispatcher, workspace, server, enforced):
+    if os.geteuid() != 0:
+        pytest.skip("only a root host gives each kernel a uid of its own")
+    sandbox = sandbox_for(str(workspace), mode=enforced)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OPENAI4S_EGRESS_ALLOW", "127.0.0.1")
+        patch.setenv("OPENAI4S_EGRESS_ALLOW_PRIVATE", "127.0.0.1")
+        with Kernel(dispatcher=dispatcher, cwd=str(workspace), sandbox=sandbox) as kernel:
+            if kernel.execute("import os; print(os.getuid())")["stdout"] == "0\n":
+                pytest.skip("this sandbox runs the kernel as root")
+            for path in ("top.csv", "newdir/inner.csv"):
+                _, error = call(kernel, f"web_download({server.url + '/data.csv'!r}, {path!r})")
+                assert error is None, error
+            out = kernel.execute(
+                "open('top.csv', 'a').write('more')\nopen('newdir/beside.txt', 'w').write('x')"
+            )
+    assert out["error"] is None, out["error"]
