@@ -119,7 +119,7 @@ def test_a_job_that_leaves_its_session_leaves_no_process_at_shutdown(
     finally:
         k.shutdown()
     try:
-        wait_for(lambda: not pids_with_marker(marker), "every escaped process to end", 10)
+        wait_for(lambda: not pids_with_marker(marker), "every escaped process to end", 5)
     finally:
         for pid in pids_with_marker(marker):
             os.kill(pid, 9)

@@ -41,12 +41,7 @@ def files_named(root, name):
 
 @pytest.mark.parametrize(
     "packages",
-    [
-        ["tinypkg --no-index"],
-        ["tinypkg --find-links=."],
-        ["tinypkg --prefix=..", "tinypkg"],
-        ["tinypkg[x] --pre"],
-    ],
+    [["tinypkg --no-index --find-links=. --prefix=.. --pre"], ["tinypkg", "tinypkg[x] --user"]],
 )
 def test_options_after_a_space_are_never_options(dispatcher, wheels, packages):
     result = setup_env(dispatcher, packages)

@@ -133,13 +133,15 @@ print(json.dumps(len(flips)))
 
 
 def test_directories_made_for_a_download_are_never_made_through_a_swapped_link(
-    kernel, workspace, outside
+    kernel, workspace, outside, sandbox_mode
 ):
+    if sandbox_mode == "off":
+        pytest.skip("the race is the host's; the sandboxed cell runs it (200 tries take seconds)")
     (workspace / "a").mkdir()
     os.symlink(outside, workspace / "b")
-    out = kernel.execute(FLIP.format(outside=str(outside), tries=400))
+    out = kernel.execute(FLIP.format(outside=str(outside), tries=200))
     assert out["error"] is None, out
-    assert int(out["stdout"]) > 100, "the cell's thread did not flip the directory"
+    assert int(out["stdout"]) > 50, "the cell's thread did not flip the directory"
     made_outside = sorted(p.name for p in outside.iterdir() if p.name != "target.csv")
     assert made_outside == [], f"the host made {len(made_outside)} directories outside"
 
