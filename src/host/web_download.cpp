@@ -42,6 +42,32 @@ Error path_error(const std::string& message) {
   return handler_error(HandlerErrorKind::kValue, "web_download: " + message);
 }
 
+// The path an open directory has now (not the one it was opened by).
+Result<std::string> directory_path(int fd) {
+  char link[PATH_MAX];
+  const std::string proc = "/proc/self/fd/" + std::to_string(fd);
+  const ssize_t n = ::readlink(proc.c_str(), link, sizeof link - 1);
+  if (n < 0) return system_error("readlink " + proc, errno);
+  return std::string(link, static_cast<std::size_t>(n));
+}
+
+// The missing directories, outermost first, each made and opened beneath
+// the fd of the one above it, never through a path: a directory swapped
+// for a link after its parent was proven cannot send a mkdir outside.
+Result<UniqueFd> make_missing(UniqueFd fd, const std::vector<fs::path>& missing) {
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    const std::string name = it->filename().string();
+    if (::mkdirat(fd.get(), name.c_str(), 0755) != 0 && errno != EEXIST) {
+      return system_error("web_download: mkdir " + it->string(), errno);
+    }
+    UniqueFd next(
+        ::openat(fd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!next) return system_error("web_download: open " + it->string(), errno);
+    fd = std::move(next);
+  }
+  return fd;
+}
+
 // The deepest existing ancestor of `target` is resolved (symlinks
 // followed, as write_file does) and must be inside the workspace; the
 // missing directories below it are created.
@@ -68,22 +94,17 @@ Result<Destination> destination(const std::string& workspace, const std::string&
   }
   auto existing = resolve_in_workspace(*root, parent.string());
   if (!existing) return path_error(existing.error().message);
-  std::string directory = *existing;
-  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
-    directory += "/" + it->filename().string();
-    if (::mkdir(directory.c_str(), 0755) != 0 && errno != EEXIST) {
-      return system_error("web_download: mkdir " + directory, errno);
-    }
-  }
-  UniqueFd fd(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd) return system_error("web_download: open " + directory, errno);
-  char link[PATH_MAX];
-  const std::string proc = "/proc/self/fd/" + std::to_string(fd.get());
-  const ssize_t n = ::readlink(proc.c_str(), link, sizeof link - 1);
-  if (n < 0) return system_error("readlink " + proc, errno);
-  std::string actual(link, static_cast<std::size_t>(n));
-  if (!path_contains(*root, actual)) return path_error(escape);
-  return Destination{std::move(fd), std::move(actual), name};
+  UniqueFd fd(::open(existing->c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) return system_error("web_download: open " + *existing, errno);
+  auto proven = directory_path(fd.get());
+  if (!proven) return std::move(proven).error();
+  if (!path_contains(*root, *proven)) return path_error(escape);
+  auto made = make_missing(std::move(fd), missing);
+  if (!made) return std::move(made).error();
+  auto actual = directory_path(made->get());
+  if (!actual) return std::move(actual).error();
+  if (!path_contains(*root, *actual)) return path_error(escape);
+  return Destination{std::move(made).value(), std::move(actual).value(), name};
 }
 
 // A file the host writes belongs to whoever owns its directory (the

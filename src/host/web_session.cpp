@@ -1,4 +1,5 @@
 // The session's egress policy and request_network_access (issue 30 part 3).
+#include "base/ascii.h"
 #include "host/dispatcher.h"
 #include "host/web_methods.h"
 
@@ -17,6 +18,24 @@ std::string requested_domain(const Json& args) {
 
 Json missing_domain() {
   return Json{{"error", "request_network_access: a 'domain' (e.g. 'example.org') is required"}};
+}
+
+// The person is shown the text the cell asked with, and `domain` (its
+// normalised form) is what a yes grants: the two must begin alike. Userinfo
+// ('pypi.org@evil.example') and a fake scheme ('pypi.org://evil.example')
+// would show one domain first and grant the last one.
+bool shows_what_it_grants(std::string_view asked, const std::string& domain) {
+  std::string text = ascii::lowered(asked);
+  text.erase(0, text.find_first_not_of(" \t\r\n"));
+  for (std::string_view scheme : {"https://", "http://"}) {
+    if (text.starts_with(scheme)) {
+      text.erase(0, scheme.size());
+      break;
+    }
+  }
+  if (text.starts_with("*.")) text.erase(0, 2);
+  text.erase(0, text.find_first_not_of(".["));
+  return text.find('@') == std::string::npos && text.starts_with(domain);
 }
 
 std::string mode_name(const EgressPolicy& policy) {
@@ -51,6 +70,11 @@ std::optional<Json> network_access_before_gate(HostDispatcher& host, const Json&
   if (domain.empty() || domain.size() > 253) {
     return Json{{"error", "request_network_access: '" + asked.substr(0, 200) +
                               "' is not a domain name (e.g. 'example.org')"}};
+  }
+  if (!shows_what_it_grants(asked, domain)) {
+    return Json{{"error", "request_network_access: '" + asked.substr(0, 200) +
+                              "' would be granted as '" + domain +
+                              "'; ask for the domain itself (e.g. '" + domain + "')"}};
   }
   auto policy = session_egress_policy(host, context);
   if (!policy) return Json{{"error", "request_network_access: " + policy.error().message}};
