@@ -37,6 +37,8 @@ class BackgroundJob::Sink final : public kernel::ChunkSink {
     job_.output_.append(text);
     return {};
   }
+  // The window keeps head + tail: it takes the whole stream.
+  bool bounds_itself() const override { return true; }
 
  private:
   BackgroundJob& job_;

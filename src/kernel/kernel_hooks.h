@@ -63,6 +63,11 @@ class ChunkSink {
  public:
   virtual ~ChunkSink() = default;
   virtual Status deliver(const std::string& text) = 0;
+  // True for a sink that bounds what it keeps itself (a background job's
+  // head + rolling tail): it is given the cell's whole stream, the worker
+  // streaming past the output cap and no live budget applying, so its
+  // tail keeps moving however long the cell prints.
+  virtual bool bounds_itself() const { return false; }
 };
 
 // Receives the current cell's displays as bundles ({data, metadata,

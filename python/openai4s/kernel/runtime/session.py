@@ -153,6 +153,7 @@ class Session:
                 request.get("origin", "agent"),
                 as_result=request.get("last_value") == "result",
                 name=request.get("cell_name"),
+                stream_all=request.get("stream") == "all",
             )
             self.wire.write_line(response_line(response))
         finally:
