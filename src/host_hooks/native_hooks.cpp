@@ -6,6 +6,7 @@ kernel::DispatchOutcome dispatch(host::HostDispatcher& dispatcher, const std::st
                                  const kernel::Json& args, const kernel::DispatchContext& context,
                                  host::CallContext call) {
   call.bash_generation = context.authorization_generation;
+  call.interrupted = context.interrupted;
   auto result = dispatcher.call(method, args, call);
   if (!result) return kernel::DispatchRaised{result.error().message};
   return std::move(result.value());

@@ -5,6 +5,7 @@
 // Python in it at all.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,10 @@ using proto::Json;
 
 struct DispatchContext {
   std::string authorization_generation;  // for bind_bash_generation
+  // True once the kernel was interrupted after this host call arrived: a
+  // long host-side action (a download) stops instead of running on for a
+  // cell that has already left it.
+  std::function<bool()> interrupted;
 };
 
 // The outcome of one host call, before the manager translates it.

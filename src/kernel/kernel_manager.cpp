@@ -409,6 +409,7 @@ void KernelManager::close_transport() {
 }
 
 Result<InterruptDelivery> KernelManager::interrupt() {
+  interrupts_.fetch_add(1);  // a host call in progress stops (host_call.cpp)
   auto t = transport();
   if (!t) return InterruptDelivery{false, "local-process", "the kernel has no worker"};
   auto pid = t->local_pid();

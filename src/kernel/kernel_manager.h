@@ -252,6 +252,8 @@ class KernelManager {
   std::atomic<std::size_t> dropped_stdout_chunks_{0};
   std::atomic<std::size_t> stale_responses_{0};
   std::atomic<std::size_t> stale_displays_{0};
+  // interrupt() calls so far: a host call being serviced stops when it moves.
+  std::atomic<std::uint64_t> interrupts_{0};
   // A standby being started: its launch leaves the sandbox's pin alone.
   bool spawns_standby_ = false;
   std::optional<sandbox::LaunchOutcome> pending_launch_;  // the standby's, until adopted
