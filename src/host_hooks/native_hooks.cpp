@@ -30,6 +30,11 @@ void NativeKernelHooks::set_background(std::shared_ptr<host::BackgroundJobs> bac
   background_ = std::move(background);
 }
 
+std::size_t NativeKernelHooks::running_jobs() {
+  std::lock_guard lock(mutex_);
+  return background_ ? background_->running() : 0;
+}
+
 kernel::DispatchOutcome NativeKernelHooks::dispatch(const std::string& method,
                                                     const kernel::Json& args,
                                                     const kernel::DispatchContext& context) {
