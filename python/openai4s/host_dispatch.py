@@ -61,8 +61,9 @@ class HostDispatcher:
         #: "conversation" or "deny", asked when a call's permission is "ask"
         #: (request: decision_id, tool, target, frame_id; and what to show a
         #: person: prompt, target_display (controls escaped, a long target
-        #: visibly cut), target_whole, target_length, target_sha256, and
-        #: choices, without "conversation" when the target is cut or
+        #: visibly cut), reason_display (the cell's stated reason, escaped
+        #: onto one line; "" for none), target_whole, target_length,
+        #: target_sha256, and choices, without "conversation" when the target is cut or
         #: redacted, where that answer counts as "once"). None: the
         #: unattended policy decides (OPENAI4S_UNATTENDED_APPROVAL).
         self.approver = None

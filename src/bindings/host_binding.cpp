@@ -277,6 +277,8 @@ host::Approver python_approver(py::object approve) {
       // What to show: escaped, visibly cut, and the answers that count.
       info["prompt"] = request.text.prompt;
       info["target_display"] = request.text.target_block;
+      // The cell's own words for why (escaped onto one line); "" for none.
+      info["reason_display"] = request.text.reason_block;
       info["target_whole"] = request.text.whole;
       info["target_length"] = request.text.length;
       info["target_sha256"] = request.text.sha256;

@@ -76,6 +76,18 @@ std::string cut_mark(std::size_t shown, std::string_view target, const std::stri
          " bytes shown; sha256 " + sha256 + "]";
 }
 
+// The reason on one gutter line: escaped whole (a newline is "\n", so it
+// cannot start a line of its own), cut on a code point past the budget.
+std::string reason_line(std::string_view reason) {
+  std::string_view shown = utf8::prefix_within_bytes(reason, kApprovalReasonBytes);
+  std::string line = std::string(kApprovalGutter) + escape_for_display(shown);
+  if (shown.size() < reason.size()) {
+    line += " [cut: " + std::to_string(shown.size()) + " of " + std::to_string(reason.size()) +
+            " bytes shown]";
+  }
+  return line + "\n";
+}
+
 }  // namespace
 
 std::string escape_for_display(std::string_view text) {
@@ -96,7 +108,8 @@ std::string escape_for_display(std::string_view text) {
   return out;
 }
 
-ApprovalText render_approval(std::string_view tool, std::string_view target, bool verbatim) {
+ApprovalText render_approval(std::string_view tool, std::string_view target, bool verbatim,
+                             std::string_view reason) {
   ApprovalText text;
   text.length = target.size();
   text.sha256 = sha256_hex(target);
@@ -126,6 +139,10 @@ ApprovalText render_approval(std::string_view tool, std::string_view target, boo
   text.prompt = "The cell asks to use host tool '" + escape_for_display(tool) + "' on (" +
                 std::to_string(text.length) + " bytes):\n" + text.target_block;
   if (!verbatim) text.prompt += "(secrets in it are shown redacted)\n";
+  if (!reason.empty()) {
+    text.reason_block = reason_line(reason);
+    text.prompt += "The cell's reason (its own words, not checked):\n" + text.reason_block;
+  }
   if (!text.whole)
     text.prompt += "(the target is too long to show whole: only once may be given)\n";
   text.prompt += text.always_offered ? "Allow? [y]es once / [a]lways this session / [N]o: "

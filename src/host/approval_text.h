@@ -19,6 +19,8 @@ inline constexpr std::size_t kApprovalShownBytes = 4000;
 inline constexpr std::size_t kApprovalShownLines = 40;
 // The gutter in front of each line of the target in a prompt.
 inline constexpr std::string_view kApprovalGutter = "    | ";
+// A reason the cell gave shows on one line of at most this many bytes.
+inline constexpr std::size_t kApprovalReasonBytes = 500;
 
 // `text` with every character a terminal or a bidi renderer would act on
 // escaped: \t \r \n, \xNN for other C0 bytes, DEL and bytes that are not
@@ -34,13 +36,20 @@ struct ApprovalText {
   std::size_t length = 0;      // bytes of the target
   std::string sha256;          // of the target
   bool always_offered = true;  // "always" may be offered (whole and verbatim)
+  // The reason the cell gave, escaped onto one line behind the gutter
+  // (newlines shown as \n), cut visibly past kApprovalReasonBytes; empty
+  // when it gave none. Already part of `prompt`.
+  std::string reason_block;
   // The whole question: who asks, the target block and the choices.
   std::string prompt;
 };
 
 // `verbatim`: the target is the call's own text (a bash target whose
 // secrets were redacted is not, so "always" would approve what nobody saw).
-ApprovalText render_approval(std::string_view tool, std::string_view target, bool verbatim = true);
+// `reason`: what the cell said the call is for (request_network_access's
+// reason=...), shown as the cell's words, never as the prompt's own.
+ApprovalText render_approval(std::string_view tool, std::string_view target, bool verbatim = true,
+                             std::string_view reason = {});
 
 // The target as a durable request row keeps it: whole up to
 // kApprovalShownBytes, else that prefix and a mark with length and sha256.

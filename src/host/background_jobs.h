@@ -6,6 +6,7 @@
 // since starting one takes the kernel manager, which the host never links.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -44,6 +45,9 @@ class BackgroundJobs {
   // Every job kept (running ones and the most recent finished), no output.
   virtual Json list() = 0;
   virtual void stop_all() = 0;
+  // Jobs whose worker is starting or alive: each is a worker process, which
+  // a front door counts against its limit (the MCP server's --max-kernels).
+  virtual std::size_t running() const = 0;
 };
 
 // The host methods' handlers (rows in host_methods.cpp).

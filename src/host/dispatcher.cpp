@@ -226,10 +226,10 @@ Result<Json> HostDispatcher::gated_call(const HostMethod& row, const Json& decod
   if (!row.gate.empty()) {
     const std::string method(row.name);
     const std::string target = permission_target(method, decoded);
-    GateVerdict verdict =
-        gate(*config_.store, context.frame_id, std::string(row.gate), target,
-             context.action_context, lower_trimmed(context.settings.unattended_approval),
-             context.approver, permission_target_verbatim(method, decoded, target));
+    GateVerdict verdict = gate(
+        *config_.store, context.frame_id, std::string(row.gate), target, context.action_context,
+        lower_trimmed(context.settings.unattended_approval), context.approver,
+        permission_target_verbatim(method, decoded, target), permission_reason(decoded));
     record.permission_decision_id = verdict.decision_id;
     record.decided_by = verdict.decided_by;
     if (!verdict.allow) {

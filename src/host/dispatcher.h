@@ -62,6 +62,9 @@ struct CallContext {
   std::string decided_by;
   // The calling kernel's background jobs; null: it cannot start any.
   std::shared_ptr<BackgroundJobs> background;
+  // True once the calling kernel was interrupted during this call: a long
+  // action polls it and stops (a download); empty: never.
+  std::function<bool()> interrupted;
 };
 
 // What a handler failing hard maps to at the edge (ValueError, KeyError,

@@ -258,6 +258,23 @@ Json activation(const std::string& dir, const std::string& name, int generation)
               {"r_library", fs::is_directory(r_library) ? Json(r_library) : Json()}};
 }
 
+// Makes `name` (empty: none) the workspace's active environment. The
+// activation is kept beside the name: a kernel of the workspace puts its
+// python_path on sys.path before its first cell (a restart, a new kernel,
+// a standby swapped in), without a cell calling env.use again.
+Json set_active(Json& state, const EnvLibrary& library, const std::string& name) {
+  if (name.empty()) {
+    state["active"] = nullptr;
+    state["active_paths"] = nullptr;
+    return Json{{"name", nullptr}, {"python_path", nullptr}, {"r_library", nullptr}};
+  }
+  int generation = state["envs"][name].value("generation", 0);
+  Json paths = activation(library.generation_dir(name, generation), name, generation);
+  state["active"] = name;
+  state["active_paths"] = paths;
+  return paths;
+}
+
 Json install_record(const Request& request, const Staged& staged, const EnvSources& sources,
                     const CallContext& context, int generation) {
   Json packages = Json::array();
@@ -335,10 +352,8 @@ Result<Json> env_setup(HostDispatcher& host, const Json& args, const CallContext
   }
   env["installs"].push_back(record);
   state["envs"][request->name] = env;
-  state["active"] = request->name;
+  Json result = set_active(state, *library, request->name);
   if (Status ok = library->save(state); !ok) return soft("env_setup", ok.error().message);
-  Json result =
-      activation(library->generation_dir(request->name, generation), request->name, generation);
   result["ok"] = true;
   result["installed"] = record["installed"];
   result["source"] = record["source"];
@@ -372,18 +387,13 @@ Result<Json> env_use(HostDispatcher& host, const Json& args, const CallContext& 
   Json state = library->state();
   // "system" (or no name) leaves every environment: the interpreter's own
   // packages only.
-  if (name.empty() || name == "system") {
-    state["active"] = nullptr;
-    if (Status ok = library->save(state); !ok) return soft("env_use", ok.error().message);
-    return Json{{"name", nullptr}, {"python_path", nullptr}, {"r_library", nullptr}};
-  }
-  if (!state["envs"].contains(name)) {
+  if (name == "system") name.clear();
+  if (!name.empty() && !state["envs"].contains(name)) {
     return soft("env_use", "no environment named '" + name + "' (host.env.list() shows them)");
   }
-  int generation = state["envs"][name].value("generation", 0);
-  state["active"] = name;
+  Json result = set_active(state, *library, name);
   if (Status ok = library->save(state); !ok) return soft("env_use", ok.error().message);
-  return activation(library->generation_dir(name, generation), name, generation);
+  return result;
 }
 
 Result<Json> env_lock(HostDispatcher& host, const Json& args, const CallContext& context) {

@@ -74,6 +74,13 @@ Status EnvLibrary::save(const Json& state) const {
     out << state.dump(2) << "\n";
     if (!out) return system_error("write " + temporary, errno);
   }
+  // The workspace's kernels read the active environment from it (under a
+  // sandbox uid of their own), whatever the host's umask was.
+  std::error_code ec;
+  fs::permissions(temporary,
+                  fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                      fs::perms::others_read,
+                  ec);
   if (::rename(temporary.c_str(), path.c_str()) != 0) return system_error("rename " + path, errno);
   return {};
 }

@@ -115,6 +115,11 @@ bool permission_target_verbatim(const std::string& method, const Json& args,
   return target == string_field(spec, "command");
 }
 
+std::string permission_reason(const Json& args) {
+  Json spec = !args.empty() && args[0].is_object() ? args[0] : Json::object();
+  return string_field(spec, "reason");
+}
+
 std::string exact_pattern(const std::string& target) {
   std::string pattern;
   pattern.reserve(target.size());
@@ -250,7 +255,7 @@ GateVerdict settle(store::Store& store, const GateScope& scope, const std::strin
 GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id,
                  const std::string& tool, const std::string& target, const Json& action_context,
                  const std::string& unattended_policy, const Approver& approver,
-                 bool target_verbatim) {
+                 bool target_verbatim, const std::string& reason) {
   GateScope scope = scope_of(store, frame_id);
   auto rules =
       store.rules_for(scope.root.empty() ? std::nullopt : std::optional(scope.root), scope.project);
@@ -266,7 +271,7 @@ GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id
   if (decision == Decision::kDeny) {
     return {false, "blocked by a standing 'deny' permission rule", std::nullopt, "rule"};
   }
-  ApprovalText text = render_approval(tool, target, target_verbatim);
+  ApprovalText text = render_approval(tool, target, target_verbatim, reason);
   auto created = store.create_permission_request(
       permission_request(scope, frame_id, tool, target, text, action_context));
   if (!created) {

@@ -35,6 +35,10 @@ std::string permission_target(const std::string& method, const nlohmann::json& d
 // secrets were redacted out of it).
 bool permission_target_verbatim(const std::string& method, const nlohmann::json& decoded_args,
                                 const std::string& target);
+// The reason the call gives for itself (its spec's "reason" string, e.g.
+// request_network_access(domain, reason=...)); empty when none. Shown in
+// the approval prompt, never matched by rules.
+std::string permission_reason(const nlohmann::json& decoded_args);
 
 // What a person answered to an approval prompt.
 enum class ApprovalAnswer {
@@ -70,6 +74,7 @@ std::string exact_pattern(const std::string& target);
 GateVerdict gate(store::Store& store, const std::optional<std::string>& frame_id,
                  const std::string& tool, const std::string& target,
                  const nlohmann::json& action_context, const std::string& unattended_policy,
-                 const Approver& approver = {}, bool target_verbatim = true);
+                 const Approver& approver = {}, bool target_verbatim = true,
+                 const std::string& reason = {});
 
 }  // namespace o4s::host

@@ -30,6 +30,7 @@ struct HopState {
   std::int64_t bytes = 0;
   bool over_limit = false;
   bool sink_stopped = false;
+  bool interrupted = false;
 };
 
 // After DNS, before each connect (also each happy-eyeballs attempt): the
@@ -73,6 +74,13 @@ size_t write_body(char* data, size_t size, size_t count, void* user) {
   return hop->over_limit ? 0 : length;  // 0 stops the transfer
 }
 
+// libcurl's progress callback: a non-zero return aborts the transfer.
+int check_cancelled(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* hop = static_cast<HopState*>(user);
+  if (hop->request->cancelled && hop->request->cancelled()) hop->interrupted = true;
+  return hop->interrupted ? 1 : 0;
+}
+
 void global_init() {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
@@ -95,6 +103,11 @@ void configure(CURL* handle, const std::string& url, const WebRequest& request, 
   curl_easy_setopt(handle, CURLOPT_OPENSOCKETDATA, &hop);
   curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, &write_body);
   curl_easy_setopt(handle, CURLOPT_WRITEDATA, &hop);
+  if (request.cancelled) {
+    curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, &check_cancelled);
+    curl_easy_setopt(handle, CURLOPT_XFERINFODATA, &hop);
+    curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
+  }
   if (!request.truncate_at_max) {
     // Refused from the Content-Length alone, before any byte is read.
     curl_easy_setopt(handle, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(request.max_bytes));
@@ -121,6 +134,7 @@ bool finish_hop(CURL* handle, CURLcode code, const HopState& hop, const WebReque
   response.content_type = info_string(handle, CURLINFO_CONTENT_TYPE);
   response.bytes = hop.bytes;
   const std::string limit = std::to_string(request.max_bytes);
+  if (hop.interrupted) return failed(response, WebFailure::kInterrupted, "interrupted");
   if (hop.sink_stopped) return failed(response, WebFailure::kSink, "the body could not be stored");
   if (hop.over_limit || code == CURLE_FILESIZE_EXCEEDED) {
     if (request.truncate_at_max) {
@@ -169,6 +183,8 @@ std::string_view failure_name(WebFailure failure) {
       return "network error";
     case WebFailure::kSink:
       return "write error";
+    case WebFailure::kInterrupted:
+      return "interrupted";
   }
   return "error";
 }
@@ -180,6 +196,10 @@ WebResponse web_get(const EgressPolicy& policy, const WebRequest& request,
   const auto deadline = Clock::now() + request.timeout;
   std::string url = request.url;
   for (int hop_index = 0; hop_index <= request.max_redirects; ++hop_index) {
+    if (request.cancelled && request.cancelled()) {
+      failed(response, WebFailure::kInterrupted, "interrupted");
+      return response;
+    }
     EgressDecision decision = decide_url(policy, url);
     if (!decision.allowed) {
       failed(response, WebFailure::kEgress, "refused by the egress policy: " + decision.message);

@@ -27,10 +27,22 @@ struct WebRequest {
   std::chrono::milliseconds timeout{30'000};  // the whole chain of hops
   std::string user_agent;                     // empty: the default
   int max_redirects = 5;
+  // Polled while the transfer runs (at least about once a second, however
+  // slowly the body trickles); true stops it as kInterrupted.
+  std::function<bool()> cancelled;
 };
 
 // Why a request did not succeed; kNone when it did.
-enum class WebFailure { kNone, kEgress, kTimeout, kTooLarge, kHttpStatus, kNetwork, kSink };
+enum class WebFailure {
+  kNone,
+  kEgress,
+  kTimeout,
+  kTooLarge,
+  kHttpStatus,
+  kNetwork,
+  kSink,
+  kInterrupted
+};
 
 struct WebResponse {
   WebFailure failure = WebFailure::kNone;

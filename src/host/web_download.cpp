@@ -174,6 +174,8 @@ Result<Json> web_download(HostDispatcher& host, const Json& args, const CallCont
 
   WebRequest request = spec->request;
   request.max_bytes = *max_bytes;
+  // An interrupted cell's download stops; the temporary is removed below.
+  request.cancelled = context.interrupted;
   Sha256 digest;
   WebResponse response = web_get(*policy, request, [&](std::string_view chunk) {
     digest.update(chunk);

@@ -80,6 +80,7 @@ Result<Json> web_fetch(HostDispatcher& host, const Json& args, const CallContext
   WebRequest request = spec->request;
   request.max_bytes = kFetchMaxBytes;
   request.truncate_at_max = true;
+  request.cancelled = context.interrupted;  // an interrupted cell's fetch stops
   std::string body;
   WebResponse response = web_get(*policy, request, [&body](std::string_view chunk) {
     body.append(chunk);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "base/scope_exit.h"
 #include "base/utc_time.h"
 #include "base/utf8.h"
 #include "host_hooks/native_hooks.h"
@@ -37,6 +38,8 @@ class BackgroundJob::Sink final : public kernel::ChunkSink {
     job_.output_.append(text);
     return {};
   }
+  // The window keeps head + tail: it takes the whole stream.
+  bool bounds_itself() const override { return true; }
 
  private:
   BackgroundJob& job_;
@@ -55,6 +58,10 @@ void BackgroundJob::launch(JobLaunch launch) {
 }
 
 void BackgroundJob::run(JobLaunch launch) {
+  // Whichever way the job ends, its worker is gone by then: one slot less.
+  ScopeExit counted_out([workers = launch.workers] {
+    if (workers) workers->fetch_sub(1);
+  });
   auto hooks = std::make_shared<NativeKernelHooks>(launch.caller.dispatcher.lock(),
                                                    std::move(launch.settings),
                                                    std::move(launch.caller.frame_id));

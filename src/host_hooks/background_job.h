@@ -2,6 +2,7 @@
 // and the thread that starts the worker and runs the job's code as a cell.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -23,6 +24,8 @@ struct JobLaunch {
   host::HostSettings settings;
   std::string code;
   std::string origin;
+  // Decremented once the job's worker is reaped (BackgroundWorkers::running).
+  std::shared_ptr<std::atomic<std::size_t>> workers;
 };
 
 class BackgroundJob {

@@ -7,8 +7,8 @@
 
 namespace o4s::host_hooks {
 
-BackgroundWorkers::BackgroundWorkers(kernel::KernelOptions options)
-    : options_(std::move(options)) {}
+BackgroundWorkers::BackgroundWorkers(kernel::KernelOptions options, Admission admission)
+    : options_(std::move(options)), admission_(std::move(admission)) {}
 
 BackgroundWorkers::~BackgroundWorkers() { stop_all(); }
 
@@ -43,8 +43,18 @@ Result<host::Json> BackgroundWorkers::start(const std::string& code, const std::
                                     " background jobs; wait for one to end or stop one "
                                     "with host.exec_interrupt(exec_id)"}};
   }
+  // Counted before the front door is asked, so two jobs starting at once
+  // never both fit in its last slot.
+  workers_->fetch_add(1);
+  if (admission_) {
+    if (auto refused = admission_()) {
+      workers_->fetch_sub(1);
+      return host::Json{{"error", "exec_background: " + *refused}};
+    }
+  }
   auto job = std::make_shared<BackgroundJob>("bg_" + random_hex(6), code);
-  job->launch(JobLaunch{job_options(), environment_, std::move(caller), settings, code, origin});
+  job->launch(
+      JobLaunch{job_options(), environment_, std::move(caller), settings, code, origin, workers_});
   jobs_.push_back(job);
   forget_finished();
   return host::Json{{"exec_id", job->id()}, {"state", "starting"}};

@@ -11,8 +11,10 @@
 // reaped, and its thread joined, before they return.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -34,9 +36,13 @@ class BackgroundWorkers final : public host::BackgroundJobs {
   // Finished jobs kept for peek and list (the oldest go first).
   static constexpr std::size_t kMaxKept = 32;
 
+  // A front door's limit on workers, asked as a job starts (already counted
+  // in running()): nullopt admits it, a text refuses it with that reason.
+  using Admission = std::function<std::optional<std::string>()>;
+
   // `options`: the calling kernel's; each job's worker gets a copy with a
   // sandbox of its own (same settings).
-  explicit BackgroundWorkers(kernel::KernelOptions options);
+  explicit BackgroundWorkers(kernel::KernelOptions options, Admission admission = {});
   ~BackgroundWorkers() override;
   BackgroundWorkers(const BackgroundWorkers&) = delete;
   BackgroundWorkers& operator=(const BackgroundWorkers&) = delete;
@@ -51,6 +57,7 @@ class BackgroundWorkers final : public host::BackgroundJobs {
   std::optional<host::Json> interrupt(const std::string& exec_id) override;
   host::Json list() override;
   void stop_all() override;
+  std::size_t running() const override { return workers_->load(); }
 
  private:
   std::shared_ptr<BackgroundJob> find(const std::string& exec_id);
@@ -59,6 +66,11 @@ class BackgroundWorkers final : public host::BackgroundJobs {
   void forget_finished();
 
   const kernel::KernelOptions options_;
+  const Admission admission_;
+  // Jobs whose worker is starting or alive; each job's thread counts itself
+  // out once its worker is reaped (it may outlive this object).
+  const std::shared_ptr<std::atomic<std::size_t>> workers_ =
+      std::make_shared<std::atomic<std::size_t>>(0);
   std::mutex mutex_;  // guards the members below
   std::optional<kernel::EnvMap> environment_;
   std::deque<std::shared_ptr<BackgroundJob>> jobs_;

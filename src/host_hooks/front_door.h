@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "host/dispatcher.h"
+#include "host_hooks/background_workers.h"
 #include "host_hooks/native_hooks.h"
 #include "kernel/kernel_manager.h"
 #include "sandbox/sandbox_settings.h"
@@ -39,9 +40,11 @@ kernel::KernelOptions front_door_kernel_options(const FrontDoorKernel& kernel,
 
 // The kernel's hooks: its host calls go to `dispatcher`, and its cells may
 // start background jobs, each in a worker made from `options` (the
-// kernel's own, language and sandbox settings included).
+// kernel's own, language and sandbox settings included), each admitted by
+// `admission` when given (the MCP server's --max-kernels).
 std::shared_ptr<NativeKernelHooks> front_door_hooks(
     std::shared_ptr<host::HostDispatcher> dispatcher, host::HostSettings settings,
-    std::optional<std::string> frame_id, const kernel::KernelOptions& options);
+    std::optional<std::string> frame_id, const kernel::KernelOptions& options,
+    BackgroundWorkers::Admission admission = {});
 
 }  // namespace o4s::host_hooks

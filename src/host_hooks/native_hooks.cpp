@@ -6,6 +6,7 @@ kernel::DispatchOutcome dispatch(host::HostDispatcher& dispatcher, const std::st
                                  const kernel::Json& args, const kernel::DispatchContext& context,
                                  host::CallContext call) {
   call.bash_generation = context.authorization_generation;
+  call.interrupted = context.interrupted;
   auto result = dispatcher.call(method, args, call);
   if (!result) return kernel::DispatchRaised{result.error().message};
   return std::move(result.value());
@@ -27,6 +28,11 @@ void NativeKernelHooks::set_cell(host::Approver approver, ArtifactObserver obser
 void NativeKernelHooks::set_background(std::shared_ptr<host::BackgroundJobs> background) {
   std::lock_guard lock(mutex_);
   background_ = std::move(background);
+}
+
+std::size_t NativeKernelHooks::running_jobs() {
+  std::lock_guard lock(mutex_);
+  return background_ ? background_->running() : 0;
 }
 
 kernel::DispatchOutcome NativeKernelHooks::dispatch(const std::string& method,

@@ -48,6 +48,8 @@ class NativeKernelHooks final : public kernel::KernelHooks {
   // worker's generation ends. Null (the default, and a job's own worker):
   // the kernel cannot start any.
   void set_background(std::shared_ptr<host::BackgroundJobs> background);
+  // Its background jobs' workers starting or alive (0 without jobs).
+  std::size_t running_jobs();
 
  private:
   std::shared_ptr<host::HostDispatcher> dispatcher_;

@@ -97,11 +97,10 @@ bool CellWait::is_running_cell(const Json& input_request) const {
 }
 
 void CellWait::deliver_live(const std::string& text) {
-  // The live budget bounds what a hostile worker can make the caller hold.
-  if (text.empty() || callers_.on_chunk == nullptr || chunk_error_ ||
-      !live_budget_.admit(text.size())) {
-    return;
-  }
+  // The live budget bounds what a hostile worker can make the caller hold,
+  // unless the caller bounds that itself.
+  if (text.empty() || callers_.on_chunk == nullptr || chunk_error_) return;
+  if (!callers_.on_chunk->bounds_itself() && !live_budget_.admit(text.size())) return;
   Status delivered = callers_.on_chunk->deliver(text);
   if (!delivered) chunk_error_ = std::move(delivered).error();
 }

@@ -148,6 +148,7 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
   if (!is_alive()) return make_error(ErrorCode::kNotAlive, "kernel worker is not alive");
   const std::string cell_id = cell_id_arg && !cell_id_arg->empty() ? *cell_id_arg : uuid4();
   Json request = execute_request(code, origin, cell_id, cell_name);
+  if (on_chunk != nullptr && on_chunk->bounds_itself()) request["stream"] = "all";
   auto capture = open_cell_capture(request);
   if (!capture) return std::move(capture).error();
 

@@ -22,8 +22,13 @@ Status KernelManager::native_service_host_call(const Json& frame) {
                   ? frame["args"]
                   : Json::array();
 
-  DispatchOutcome outcome = hooks_ ? hooks_->dispatch(method, args, {authorization_generation()})
-                                   : DispatchOutcome(NoDispatcher{});
+  // Interrupts counted from here on are this call's (interrupt() never
+  // waits for it: it is delivered from another thread while we dispatch).
+  const std::uint64_t seen = interrupts_.load();
+  DispatchContext context{authorization_generation(),
+                          [this, seen] { return interrupts_.load() != seen; }};
+  DispatchOutcome outcome =
+      hooks_ ? hooks_->dispatch(method, args, context) : DispatchOutcome(NoDispatcher{});
   Json reply{{"type", proto::frame::kHostResponse}, {"id", call_id}};
   if (std::holds_alternative<NoDispatcher>(outcome)) {
     reply["error"] = "no host dispatcher configured";

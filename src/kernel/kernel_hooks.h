@@ -5,6 +5,7 @@
 // Python in it at all.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,10 @@ using proto::Json;
 
 struct DispatchContext {
   std::string authorization_generation;  // for bind_bash_generation
+  // True once the kernel was interrupted after this host call arrived: a
+  // long host-side action (a download) stops instead of running on for a
+  // cell that has already left it.
+  std::function<bool()> interrupted;
 };
 
 // The outcome of one host call, before the manager translates it.
@@ -63,6 +68,11 @@ class ChunkSink {
  public:
   virtual ~ChunkSink() = default;
   virtual Status deliver(const std::string& text) = 0;
+  // True for a sink that bounds what it keeps itself (a background job's
+  // head + rolling tail): it is given the cell's whole stream, the worker
+  // streaming past the output cap and no live budget applying, so its
+  // tail keeps moving however long the cell prints.
+  virtual bool bounds_itself() const { return false; }
 };
 
 // Receives the current cell's displays as bundles ({data, metadata,

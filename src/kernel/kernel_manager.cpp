@@ -165,6 +165,11 @@ Result<std::shared_ptr<Transport>> KernelManager::spawn_transport(
       options_, authorization_generation(),
       environment ? std::move(*environment) : current_process_environment()));
   if (!options_.argv) env[kWorkerMallocTunablesName] = kWorkerMallocTunables;
+  // Where the worker finds the workspace's active host.env at its first
+  // cell (set after the allowlist, so no source can point it elsewhere):
+  // read then, not now, so a standby started before an env.use still
+  // starts its first cell in the chosen environment.
+  if (!options_.read_paths.empty()) env[kEnvLibraryName] = options_.read_paths.front();
   request.env = to_envp(env);
   request.cwd = options_.cwd;
   if (!options_.sandbox) {
@@ -404,6 +409,7 @@ void KernelManager::close_transport() {
 }
 
 Result<InterruptDelivery> KernelManager::interrupt() {
+  interrupts_.fetch_add(1);  // a host call in progress stops (host_call.cpp)
   auto t = transport();
   if (!t) return InterruptDelivery{false, "local-process", "the kernel has no worker"};
   auto pid = t->local_pid();

@@ -37,6 +37,9 @@ enum class FrameKind;
 // silent worker never freezes a prompt for good.
 inline constexpr double kDefaultIdleReplyTimeoutS = 30.0;
 
+// The worker's variable naming the host.env library (issue 30).
+inline constexpr const char* kEnvLibraryName = "OPENAI4S_ENV_LIBRARY";
+
 struct KernelOptions {
   std::optional<std::string> cwd;
   std::string mode = "repl";
@@ -55,7 +58,8 @@ struct KernelOptions {
   std::vector<std::string> hidden_paths;
   // Host directories the worker reads but never writes, bound at the same
   // path (the workspace's host.env library: installs land there while the
-  // kernel runs, and it imports them at once).
+  // kernel runs, and it imports them at once). The first is named to the
+  // worker as kEnvLibraryName: it restores the active environment from it.
   std::vector<std::string> read_paths;
   // Cell output arrives through per-cell fifos the host drains (the R
   // worker, spec §7.4) instead of as stdout_chunk frames.
@@ -248,6 +252,8 @@ class KernelManager {
   std::atomic<std::size_t> dropped_stdout_chunks_{0};
   std::atomic<std::size_t> stale_responses_{0};
   std::atomic<std::size_t> stale_displays_{0};
+  // interrupt() calls so far: a host call being serviced stops when it moves.
+  std::atomic<std::uint64_t> interrupts_{0};
   // A standby being started: its launch leaves the sandbox's pin alone.
   bool spawns_standby_ = false;
   std::optional<sandbox::LaunchOutcome> pending_launch_;  // the standby's, until adopted

@@ -166,6 +166,19 @@ Result<std::shared_ptr<Kernel>> KernelPool::create(const std::string& language,
   return kernel;
 }
 
+namespace {
+
+// Background jobs' workers, every kernel's: each is a worker process, so it
+// counts against --max-kernels like a kernel (issue 30). mutex_ held.
+std::size_t job_workers(const std::map<std::string, std::shared_ptr<Kernel>>& kernels) {
+  std::size_t total = 0;
+  for (const auto& [id, kernel] : kernels)
+    total += kernel->hooks ? kernel->hooks->running_jobs() : 0;
+  return total;
+}
+
+}  // namespace
+
 Status KernelPool::reserve_slot(const std::string& language) {
   if (language != "python" && language != "r") {
     return make_error(ErrorCode::kInvalidArgument,
@@ -177,10 +190,14 @@ Status KernelPool::reserve_slot(const std::string& language) {
   }
   std::lock_guard lock(mutex_);
   if (stopping_) return make_error(ErrorCode::kNotAlive, "the server is shutting down");
-  if (kernels_.size() + starting_ >= settings_.max_kernels) {
-    return make_error(ErrorCode::kBusy,
-                      "the server already runs " + std::to_string(settings_.max_kernels) +
-                          " kernels (--max-kernels): shut one down with shutdown_kernel");
+  const std::size_t jobs = job_workers(kernels_);
+  if (kernels_.size() + starting_ + jobs >= settings_.max_kernels) {
+    const std::string counted =
+        jobs == 0 ? "" : ", counting " + std::to_string(jobs) + " background jobs' workers";
+    return make_error(ErrorCode::kBusy, "the server already runs " +
+                                            std::to_string(settings_.max_kernels) +
+                                            " kernels (--max-kernels" + counted +
+                                            "): shut one down with shutdown_kernel");
   }
   ++starting_;
   return {};
@@ -232,7 +249,18 @@ Status KernelPool::start_manager(Kernel& kernel, std::optional<kernel::WarmWorke
   auto dispatcher = host_hooks::front_door_dispatcher(store_, kernel.workspace, settings_.data_dir);
   kernel::KernelOptions options = kernel_options(kernel.language, kernel.workspace);
   if (warm) options.sandbox = warm->sandbox;
-  kernel.hooks = host_hooks::front_door_hooks(dispatcher, settings_.host, kernel.frame_id, options);
+  // A job's worker is admitted as a kernel is (it is already counted).
+  auto admit_job = [this]() -> std::optional<std::string> {
+    std::lock_guard lock(mutex_);
+    if (kernels_.size() + starting_ + job_workers(kernels_) <= settings_.max_kernels) {
+      return std::nullopt;
+    }
+    return "the server already runs " + std::to_string(settings_.max_kernels) +
+           " kernels and background jobs (--max-kernels; each job is a worker of its own): "
+           "wait for a job to end, or shut a kernel down";
+  };
+  kernel.hooks =
+      host_hooks::front_door_hooks(dispatcher, settings_.host, kernel.frame_id, options, admit_job);
   kernel.manager =
       std::make_unique<kernel::KernelManager>(std::move(options), kernel.hooks, nullptr);
   if (warm) return kernel.manager->adopt(std::move(*warm));

@@ -61,7 +61,11 @@ Json approval_elicitation(const host::ApprovalRequest& request, const std::strin
                   {"enumNames", std::move(names)}}}}},
               {"required", {"decision"}}};
   std::string message = "A cell in kernel " + kernel_id + " asks to run host." + request.tool +
-                        ":\n" + request.text.target_block + "Allow it?";
+                        ":\n" + request.text.target_block;
+  if (!request.text.reason_block.empty()) {
+    message += "The cell's reason (its own words, not checked):\n" + request.text.reason_block;
+  }
+  message += "Allow it?";
   Json params{{"message", message}, {"requestedSchema", schema}};
   if (form_mode) params["mode"] = "form";
   return params;

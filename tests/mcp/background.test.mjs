@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { call, connect, processesIn, run, until } from './helpers.mjs';
+import { call, connect, newKernel, processesIn, run, until } from './helpers.mjs';
 
 const RUNAWAY = [
   'import subprocess, time',
@@ -43,4 +43,41 @@ test('a background job is approved, peeked at, listed, and ends with its kernel'
   const shut = await call(client, 'shutdown_kernel', { kernel_id: kernel });
   assert.ok(!shut.isError, shut.content[0]?.text);
   assert.ok(await until(() => processesIn(workspace).length === 0), `left: ${processesIn(workspace)}`);
+});
+
+test('background jobs count against --max-kernels: each is a worker', async (t) => {
+  const { client } = await connect(t, {
+    capabilities: { elicitation: {} },
+    extra: ['--max-kernels', '2', '--pool', 'python=0'],
+  });
+  client.setRequestHandler(ElicitRequestSchema, async () => ({
+    action: 'accept',
+    content: { decision: 'once' },
+  }));
+  const kernel = await newKernel(client);
+  const start = `print(host.exec_background(${JSON.stringify('import time\nwhile True: time.sleep(0.05)')})['exec_id'])`;
+  const started = await run(client, kernel, start);
+  assert.equal(started.structuredContent.status, 'ok', started.content[0].text);
+  const id = started.structuredContent.stdout.trim();
+
+  // One kernel and one job fill the limit of two: no kernel, no job more.
+  const refused = await call(client, 'create_kernel');
+  assert.ok(refused.isError, 'a kernel past the limit is refused');
+  assert.match(refused.content[0].text, /--max-kernels, counting 1 background jobs' workers/);
+  const second = await run(client, kernel, start);
+  assert.equal(second.structuredContent.status, 'error');
+  assert.match(second.structuredContent.error.evalue, /exec_background: .*--max-kernels/);
+
+  // Once the job ended, its slot is free again.
+  const stop = await run(client, kernel, `print(host.exec_interrupt(${JSON.stringify(id)})['delivered'])`);
+  assert.equal(stop.structuredContent.status, 'ok', stop.content[0].text);
+  const state = `print(host.exec_peek(${JSON.stringify(id)})['state'])`;
+  assert.ok(
+    await until(async () => /interrupted/.test((await run(client, kernel, state)).structuredContent.stdout), 60000),
+    'the job ended',
+  );
+  assert.ok(
+    await until(async () => !(await call(client, 'create_kernel')).isError, 30000),
+    'a kernel fits again',
+  );
 });

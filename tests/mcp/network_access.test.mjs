@@ -20,6 +20,7 @@ test('an accepted elicitation grants the domain for the kernel', async (t) => {
   assert.match(first.structuredContent.stdout, /True True/);
   assert.equal(asked.length, 1);
   assert.ok(asked[0].message.includes('granted.test'), asked[0].message);
+  assert.ok(asked[0].message.includes("reason (its own words, not checked):\n    | a dataset\n"), asked[0].message);
   // Granted for this conversation: asked again, nobody is prompted.
   const again = await run(client, kernel, ASK);
   assert.match(again.structuredContent.stdout, /True False/);

@@ -27,6 +27,7 @@ def test_yes_grants_and_no_refuses(pane):
     pane.send("host.request_network_access('granted.test', reason='a dataset')", "Enter")
     screen = pane.wait_for(lambda text: "Allow? [y]es once" in text, "the approval prompt")
     assert "'request_network_access'" in screen and "    | granted.test" in screen
+    assert "The cell's reason (its own words, not checked):\n    | a dataset\n" in screen
     pane.send("y", "Enter")
     pane.wait_for_text("'granted': True")
     pane.send("host.request_network_access('refused.test')", "Enter")

@@ -1,11 +1,17 @@
 """Small packages built by the tests themselves (no network): a wheel, an
-sdist whose setup.py runs code, and an R source package."""
+sdist whose setup.py runs code, and an R source package; the find-links
+directory the env tests install from, and a kernel in a sandbox mode."""
 
 import base64
 import hashlib
 import io
 import tarfile
 import zipfile
+
+import pytest
+
+from openai4s.kernel import Kernel
+from openai4s.kernel.sandbox_status import SandboxUnavailableError, sandbox_for
 
 
 def _record_line(path, data):
@@ -68,3 +74,24 @@ def make_r_package(directory, name, version, body, configure=None):
         if configure is not None:
             _add(tar, f"{name}/configure", configure, mode=0o755)
     return path
+
+
+@pytest.fixture
+def wheels(tmp_path, monkeypatch):
+    """A find-links directory with tinypkg 1.0 and 2.0, the only source."""
+    directory = tmp_path / "wheels"
+    directory.mkdir()
+    make_wheel(directory, "tinypkg", "1.0", {"tinypkg/__init__.py": "VALUE = 'one'\n"})
+    make_wheel(directory, "tinypkg", "2.0", {"tinypkg/__init__.py": "VALUE = 'two'\n"})
+    for name in ("OPENAI4S_ENV_PIP_INDEX_URL", "OPENAI4S_ENV_R_REPOS", "OPENAI4S_EGRESS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OPENAI4S_ENV_FIND_LINKS", str(directory))
+    return directory
+
+
+def kernel_in(workspace, dispatcher, mode, **options):
+    try:
+        sandbox = sandbox_for(str(workspace), mode=mode)
+        return Kernel(dispatcher=dispatcher, cwd=workspace, sandbox=sandbox, **options)
+    except SandboxUnavailableError as exc:
+        pytest.skip(f"bubblewrap cannot sandbox a kernel here: {exc}")

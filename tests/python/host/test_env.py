@@ -13,33 +13,10 @@ import threading
 
 import pytest
 
-from openai4s.kernel import Kernel
-from openai4s.kernel.sandbox_status import SandboxUnavailableError, sandbox_for
 
-from env_support import make_r_package, make_sdist, make_wheel
+from env_support import kernel_in, make_r_package, make_sdist, make_wheel, wheels  # noqa: F401
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="installs need bubblewrap")
-
-
-@pytest.fixture
-def wheels(tmp_path, monkeypatch):
-    """A find-links directory with tinypkg 1.0 and 2.0, the only source."""
-    directory = tmp_path / "wheels"
-    directory.mkdir()
-    make_wheel(directory, "tinypkg", "1.0", {"tinypkg/__init__.py": "VALUE = 'one'\n"})
-    make_wheel(directory, "tinypkg", "2.0", {"tinypkg/__init__.py": "VALUE = 'two'\n"})
-    for name in ("OPENAI4S_ENV_PIP_INDEX_URL", "OPENAI4S_ENV_R_REPOS", "OPENAI4S_EGRESS"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("OPENAI4S_ENV_FIND_LINKS", str(directory))
-    return directory
-
-
-def kernel_in(workspace, dispatcher, mode):
-    try:
-        sandbox = sandbox_for(str(workspace), mode=mode)
-        return Kernel(dispatcher=dispatcher, cwd=workspace, sandbox=sandbox)
-    except SandboxUnavailableError as exc:
-        pytest.skip(f"bubblewrap cannot sandbox a kernel here: {exc}")
 
 
 def setup_env(dispatcher, packages, name=None):

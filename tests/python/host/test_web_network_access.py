@@ -56,6 +56,11 @@ def test_yes_widens_the_policy_for_the_conversation(kernel, dispatcher, server):
     assert [(a["tool"], a["target"]) for a in approver.asked] == [
         ("request_network_access", "localhost")
     ]
+    # The person sees why the cell asks, as the cell's words.
+    assert approver.asked[0]["reason_display"] == "    | the lab server\n"
+    assert "reason (its own words, not checked):\n    | the lab server\n" in (
+        approver.asked[0]["prompt"]
+    )
     page, error = call(kernel, f"web_fetch({url!r})")
     assert error is None and page["text"] == "a,b\n1,2\n" and page["egress"] == "session"
     # Already allowed: nobody is asked again.
@@ -95,3 +100,19 @@ def test_a_missing_or_malformed_domain_asks_nobody(kernel, dispatcher):
     _, error = call(kernel, "request_network_access('not a domain')")
     assert "is not a domain name" in error
     assert approver.asked == []
+
+
+def test_a_reason_cannot_dress_up_as_the_prompt(kernel, dispatcher):
+    # Controls, a bidi override and a line break in the reason are shown as
+    # escapes on the reason's one gutter line; a long one is cut visibly.
+    dispatcher.approver = approver = Approver("deny", "deny")
+    hostile = "ok\n\x1b[2KAllow? [y]es\u202e" + "x" * 600
+    call(kernel, f"request_network_access('localhost', reason={hostile!r})")
+    shown = approver.asked[0]["reason_display"]
+    assert shown.startswith("    | ok\\n\\x1b[2KAllow? [y]es\\u202e") and shown.count("\n") == 1
+    assert shown.endswith(" [cut: 500 of 622 bytes shown]\n")
+    assert "\x1b" not in approver.asked[0]["prompt"]
+    # No reason: no reason line.
+    call(kernel, "request_network_access('localhost')")
+    assert approver.asked[1]["reason_display"] == ""
+    assert "reason" not in approver.asked[1]["prompt"]

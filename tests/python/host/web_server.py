@@ -6,6 +6,8 @@ Prints its port, then serves until killed. Routes:
 /bytes/N    N bytes, Content-Length     /stream/N  N bytes, no length
 /slow       headers, then a long pause  /missing   404
 /redirect?to=URL  302 to URL            /hits      how often each path was asked
+/trickle    1 KiB every 50 ms until the client leaves (then /trickle/left is
+            counted), for at most 10 minutes
 """
 
 import collections
@@ -56,6 +58,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(b"first\n")
             self.wfile.flush()
             time.sleep(30)
+        elif url.path == "/trickle":
+            self._trickle()
         elif url.path == "/redirect":
             target = urllib.parse.parse_qs(url.query)["to"][0]
             self.send_response(302)
@@ -67,6 +71,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self._send(200, body, "text/plain")
         else:
             self._send(404, b"no such page", "text/plain")
+
+    def _trickle(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.end_headers()
+        try:
+            for _ in range(12000):
+                self.wfile.write(b"t" * 1024)
+                self.wfile.flush()
+                time.sleep(0.05)
+        except OSError:
+            HITS["/trickle/left"] += 1
 
 
 def main():

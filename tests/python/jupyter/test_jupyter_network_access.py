@@ -22,6 +22,7 @@ def test_the_question_is_an_input_request(kernel, environment, answer):
     assert request["msg_type"] == "input_request"
     assert "'request_network_access'" in request["content"]["prompt"]
     assert "    | granted.test\n" in request["content"]["prompt"]
+    assert "reason (its own words, not checked):\n    | a dataset\n" in request["content"]["prompt"]
     kernel.kc.input(answer)
     reply, outputs = kernel.collect(msg_id)
     assert reply["status"] == "ok", reply

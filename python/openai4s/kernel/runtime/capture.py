@@ -195,8 +195,14 @@ class StreamingStdout(BoundedBuffer):
     forked child's, and notice one that went missing.
     """
 
-    def __init__(self, cell_id, write_line, spill=None, stream=0, fd=None, before_write=None):
+    def __init__(
+        self, cell_id, write_line, spill=None, stream=0, fd=None, before_write=None, unbounded=False
+    ):
         super().__init__(spill=spill, fd=fd, before_write=before_write)
+        # A background job's cell (the host keeps a bounded window of it):
+        # the stream goes on past MAX_OUTPUT_CHARS, so the window's tail
+        # keeps moving; what is retained for the response stays capped.
+        self._unbounded = unbounded
         # The frame is assembled here rather than serialised as a dict: a
         # loop of prints is one frame per write, and this is its whole cost.
         head = '{"type":"stdout_chunk","id":' + dumps(cell_id) + ',"stream":' + dumps(stream)
@@ -293,7 +299,9 @@ class StreamingStdout(BoundedBuffer):
             self._writing.release()
 
     def _stream(self, s: str) -> None:
-        budget = MAX_OUTPUT_CHARS - self._streamed
+        if self._unbounded and not s:
+            return
+        budget = len(s) if self._unbounded else MAX_OUTPUT_CHARS - self._streamed
         if budget > 0:
             piece = s[:budget] if len(s) > budget else s
             # Counted before sending: a deferred SIGINT may raise out of a

@@ -84,7 +84,7 @@ class CellExecution:
             except Exception:
                 pass
 
-    def run_cell(self, code, cell_id, origin, as_result=False, name=None):
+    def run_cell(self, code, cell_id, origin, as_result=False, name=None, stream_all=False):
         wire = self.wire
         tag = self._register_source(code, name)
         self.cell_id, self.origin = cell_id, origin
@@ -99,7 +99,13 @@ class CellExecution:
         native = self.native
         drain = None if native is None else native.drain
         stdout = StreamingStdout(
-            cell_id, wire.emit_line, stdout_spill, stream=self._cell_seq, fd=1, before_write=drain
+            cell_id,
+            wire.emit_line,
+            stdout_spill,
+            stream=self._cell_seq,
+            fd=1,
+            before_write=drain,
+            unbounded=stream_all,
         )
         stderr_spill = SpillFile(root, cell_id, "stderr", wire.sigint_held)
         stderr = BoundedBuffer(spill=stderr_spill, fd=2, before_write=drain)

@@ -4,7 +4,7 @@ completion, ...), until ``shutdown`` or the end of protocol IN."""
 
 import builtins
 
-from openai4s.kernel.runtime import channel, display, frames
+from openai4s.kernel.runtime import channel, display, env_restore, frames
 from openai4s.kernel.runtime.cell_execution import CellExecution, response_line
 from openai4s.kernel.runtime.cell_namespace import CellNamespace
 from openai4s.kernel.runtime.host_rpc import HostChannel
@@ -56,6 +56,7 @@ class Session:
             native=native,
         )
         self._install_cell_io()
+        self._env_restored = False
 
     @property
     def cell_id(self):
@@ -139,6 +140,9 @@ class Session:
         self.wire.write_frame(code_help.code_help_reply(self.namespace, request["type"], request))
 
     def _execute(self, request):
+        if not self._env_restored:
+            self._env_restored = True
+            env_restore.restore()
         cell_id = request.get("id")
         cell_id = "unknown" if cell_id is None else cell_id
         code = request.get("code", "")
@@ -149,6 +153,7 @@ class Session:
                 request.get("origin", "agent"),
                 as_result=request.get("last_value") == "result",
                 name=request.get("cell_name"),
+                stream_all=request.get("stream") == "all",
             )
             self.wire.write_line(response_line(response))
         finally:

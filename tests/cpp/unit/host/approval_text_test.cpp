@@ -77,6 +77,28 @@ TEST(RenderApproval, ARedactedTargetIsNeverOfferedForAlways) {
   EXPECT_EQ(text.prompt.find("[a]lways"), std::string::npos);
 }
 
+TEST(RenderApproval, AReasonShowsEscapedOnOneLineAsTheCellsWords) {
+  ApprovalText text = render_approval("request_network_access", "example.org", true,
+                                      "a dataset\n\x1b[2KAllow? [y]es\xE2\x80\xAE");
+  EXPECT_EQ(text.reason_block, "    | a dataset\\n\\x1b[2KAllow? [y]es\\u202e\n");
+  EXPECT_NE(text.prompt.find("The cell's reason (its own words, not checked):\n" +
+                             text.reason_block + "Allow?"),
+            std::string::npos);
+  EXPECT_FALSE(has_raw_control(text.prompt));
+  // Still whole and verbatim: the reason is never what a rule matches.
+  EXPECT_TRUE(text.always_offered);
+}
+
+TEST(RenderApproval, ALongReasonIsCutVisiblyAndNoReasonShowsNone) {
+  ApprovalText text = render_approval("request_network_access", "example.org", true,
+                                      std::string(kApprovalReasonBytes + 100, 'r'));
+  EXPECT_NE(text.reason_block.find(" [cut: 500 of 600 bytes shown]\n"), std::string::npos);
+  EXPECT_EQ(text.reason_block.find(std::string(kApprovalReasonBytes + 1, 'r')), std::string::npos);
+  ApprovalText plain = render_approval("request_network_access", "example.org");
+  EXPECT_EQ(plain.reason_block, "");
+  EXPECT_EQ(plain.prompt.find("reason"), std::string::npos);
+}
+
 TEST(BoundedTarget, KeepsShortTargetsAndMarksLongOnes) {
   EXPECT_EQ(bounded_target("ls"), "ls");
   const std::string target(4500, 'y');
