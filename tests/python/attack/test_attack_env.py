@@ -164,16 +164,6 @@ raise SystemExit("SANDBOX-REPORT reached=" + ",".join(reached or ["nothing"]))
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: with a URL package source configured the install sandbox gets the host's "
-    "whole network (allow_raw_network), so an install script reaches any address the host "
-    "can: here another loopback address and another port of the source's own host; issue 30 "
-    "promises 'network only to the allowed source'. Proposed fix: run the install in its own "
-    "network namespace and let it out only through a host-side proxy that admits the "
-    "configured source hosts (checked by the egress policy's decide_address), or at least a "
-    "seccomp/cgroup-bpf connect filter to the source's resolved addresses",
-)
 def test_an_install_script_with_a_url_source_reaches_only_that_source(
     dispatcher, wheels, http_source
 ):
