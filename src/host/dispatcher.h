@@ -65,6 +65,11 @@ struct CallContext {
   // True once the calling kernel was interrupted during this call: a long
   // action polls it and stops (a download); empty: never.
   std::function<bool()> interrupted;
+  // The calling worker's uid/gid (a root host's sandbox) and its file-size
+  // limit: what the host writes for it (web_download) is owned and bounded
+  // as the worker's own writes are.
+  std::optional<std::pair<std::uint32_t, std::uint32_t>> worker_owner;
+  std::optional<std::uint64_t> worker_file_size_limit;
 };
 
 // What a handler failing hard maps to at the edge (ValueError, KeyError,

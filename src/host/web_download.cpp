@@ -51,10 +51,26 @@ Result<std::string> directory_path(int fd) {
   return std::string(link, static_cast<std::size_t>(n));
 }
 
+using Owner = std::optional<std::pair<std::uint32_t, std::uint32_t>>;
+
+// What the host makes for the worker is the worker's: its own uid when a
+// root host runs it under one (it could not otherwise change its own
+// download or write beside it); else whoever owns the directory.
+void give_to_worker(int fd, int directory, const Owner& owner) {
+  if (::geteuid() != 0) return;
+  if (owner) {
+    (void)::fchown(fd, owner->first, owner->second);
+    return;
+  }
+  struct stat info {};
+  if (::fstat(directory, &info) == 0) (void)::fchown(fd, info.st_uid, info.st_gid);
+}
+
 // The missing directories, outermost first, each made and opened beneath
 // the fd of the one above it, never through a path: a directory swapped
 // for a link after its parent was proven cannot send a mkdir outside.
-Result<UniqueFd> make_missing(UniqueFd fd, const std::vector<fs::path>& missing) {
+Result<UniqueFd> make_missing(UniqueFd fd, const std::vector<fs::path>& missing,
+                              const Owner& owner) {
   for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
     const std::string name = it->filename().string();
     if (::mkdirat(fd.get(), name.c_str(), 0755) != 0 && errno != EEXIST) {
@@ -63,6 +79,7 @@ Result<UniqueFd> make_missing(UniqueFd fd, const std::vector<fs::path>& missing)
     UniqueFd next(
         ::openat(fd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!next) return system_error("web_download: open " + it->string(), errno);
+    give_to_worker(next.get(), fd.get(), owner);
     fd = std::move(next);
   }
   return fd;
@@ -71,7 +88,8 @@ Result<UniqueFd> make_missing(UniqueFd fd, const std::vector<fs::path>& missing)
 // The deepest existing ancestor of `target` is resolved (symlinks
 // followed, as write_file does) and must be inside the workspace; the
 // missing directories below it are created.
-Result<Destination> destination(const std::string& workspace, const std::string& requested) {
+Result<Destination> destination(const std::string& workspace, const std::string& requested,
+                                const Owner& owner) {
   auto root = real_path(workspace);
   if (!root) return std::move(root).error();
   if (requested.empty() || requested.size() > kMaxPathBytes || requested.back() == '/') {
@@ -99,21 +117,12 @@ Result<Destination> destination(const std::string& workspace, const std::string&
   auto proven = directory_path(fd.get());
   if (!proven) return std::move(proven).error();
   if (!path_contains(*root, *proven)) return path_error(escape);
-  auto made = make_missing(std::move(fd), missing);
+  auto made = make_missing(std::move(fd), missing, owner);
   if (!made) return std::move(made).error();
   auto actual = directory_path(made->get());
   if (!actual) return std::move(actual).error();
   if (!path_contains(*root, *actual)) return path_error(escape);
   return Destination{std::move(made).value(), std::move(actual).value(), name};
-}
-
-// A file the host writes belongs to whoever owns its directory (the
-// kernel's own uid when the sandbox gives it one), like the cell's files.
-void own_like_directory(int file, int directory) {
-  struct stat info {};
-  if (::geteuid() == 0 && ::fstat(directory, &info) == 0) {
-    (void)::fchown(file, info.st_uid, info.st_gid);
-  }
 }
 
 bool write_all(int fd, std::string_view data) {
@@ -156,10 +165,14 @@ Result<Json> web_download(HostDispatcher& host, const Json& args, const CallCont
   auto max_bytes =
       bounded_integer("web_download", raw, "max_bytes", kDefaultMaxBytes, kMostMaxBytes);
   if (!max_bytes) return std::move(max_bytes).error();
+  // The host writes as itself: the worker's file-size limit must still hold.
+  const auto size_limit = context.worker_file_size_limit;
+  const bool capped = size_limit && static_cast<std::uint64_t>(*max_bytes) > *size_limit;
+  if (capped) *max_bytes = static_cast<long long>(*size_limit);
   const std::string requested = raw.value("path", std::string());
   auto workspace = host.workspace(context.frame_id);
   if (!workspace) return std::move(workspace).error();
-  auto where = destination(*workspace, requested);
+  auto where = destination(*workspace, requested, context.worker_owner);
   if (!where) return std::move(where).error();
   auto policy = session_egress_policy(host, context);
   if (!policy) return Json{{"error", "web_download: " + policy.error().message}};
@@ -170,7 +183,7 @@ Result<Json> web_download(HostDispatcher& host, const Json& args, const CallCont
                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
   if (!file) return system_error("web_download: create in " + where->directory_path, errno);
   ScopeExit discard([&] { ::unlinkat(directory, temporary.c_str(), 0); });
-  own_like_directory(file.get(), directory);
+  give_to_worker(file.get(), directory, context.worker_owner);
 
   WebRequest request = spec->request;
   request.max_bytes = *max_bytes;
@@ -182,7 +195,11 @@ Result<Json> web_download(HostDispatcher& host, const Json& args, const CallCont
     return write_all(file.get(), chunk);
   });
   if (response.failure != WebFailure::kNone) {
-    return Json{{"error", "web_download: " + request.url.substr(0, 500) + ": " + response.message}};
+    const std::string why = capped && response.failure == WebFailure::kTooLarge
+                                ? " (the kernel's file-size limit, OPENAI4S_KERNEL_FILE_SIZE_LIMIT)"
+                                : "";
+    return Json{
+        {"error", "web_download: " + request.url.substr(0, 500) + ": " + response.message + why}};
   }
   if (::renameat(directory, temporary.c_str(), directory, where->name.c_str()) != 0) {
     return system_error("web_download: rename to " + requested, errno);

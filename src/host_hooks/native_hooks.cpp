@@ -7,6 +7,8 @@ kernel::DispatchOutcome dispatch(host::HostDispatcher& dispatcher, const std::st
                                  host::CallContext call) {
   call.bash_generation = context.authorization_generation;
   call.interrupted = context.interrupted;
+  call.worker_owner = context.worker_files.owner;
+  call.worker_file_size_limit = context.worker_files.size_limit;
   auto result = dispatcher.call(method, args, call);
   if (!result) return kernel::DispatchRaised{result.error().message};
   return std::move(result.value());

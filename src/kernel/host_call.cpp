@@ -15,6 +15,20 @@ bool is_soft_failure(const Json& data) {
 
 }  // namespace
 
+WorkerFiles KernelManager::worker_files() const {
+  WorkerFiles files;
+  if (!options_.sandbox) return files;
+  const sandbox::SandboxStatus status = options_.sandbox->status();
+  if (status.identity && status.identity->dropped && status.identity->uid != 0) {
+    files.owner = std::pair(status.identity->uid, status.identity->gid);
+  }
+  // The limits are the bubblewrap launcher's: without it the worker has none.
+  if (status.backend == "bubblewrap") {
+    files.size_limit = options_.sandbox->settings().limits.file_size_bytes;
+  }
+  return files;
+}
+
 Status KernelManager::native_service_host_call(const Json& frame) {
   Json call_id = frame.is_object() && frame.contains("id") ? frame["id"] : Json();
   std::string method = proto::frame_string(frame, "method");
@@ -26,7 +40,7 @@ Status KernelManager::native_service_host_call(const Json& frame) {
   // waits for it: it is delivered from another thread while we dispatch).
   const std::uint64_t seen = interrupts_.load();
   DispatchContext context{authorization_generation(),
-                          [this, seen] { return interrupts_.load() != seen; }};
+                          [this, seen] { return interrupts_.load() != seen; }, worker_files()};
   DispatchOutcome outcome =
       hooks_ ? hooks_->dispatch(method, args, context) : DispatchOutcome(NoDispatcher{});
   Json reply{{"type", proto::frame::kHostResponse}, {"id", call_id}};

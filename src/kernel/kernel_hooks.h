@@ -5,10 +5,12 @@
 // Python in it at all.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 
 #include "base/result.h"
@@ -19,12 +21,23 @@ namespace o4s::kernel {
 
 using proto::Json;
 
+// Who the worker's own files belong to and how large it may write one, so
+// a file the host writes for it (a download) is the worker's like a file
+// the cell wrote itself.
+struct WorkerFiles {
+  // The sandbox's uid and gid when a root host drops to them; nullopt: the
+  // host's own ids.
+  std::optional<std::pair<std::uint32_t, std::uint32_t>> owner;
+  std::optional<std::uint64_t> size_limit;  // the worker's RLIMIT_FSIZE
+};
+
 struct DispatchContext {
   std::string authorization_generation;  // for bind_bash_generation
   // True once the kernel was interrupted after this host call arrived: a
   // long host-side action (a download) stops instead of running on for a
   // cell that has already left it.
   std::function<bool()> interrupted;
+  WorkerFiles worker_files;
 };
 
 // The outcome of one host call, before the manager translates it.

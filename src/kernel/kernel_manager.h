@@ -151,6 +151,8 @@ class KernelManager {
   Result<std::optional<Json>> native_readline();
   Status native_send(const Json& frame);
   Status native_service_host_call(const Json& frame);
+  // Whose the files the host writes for the worker are (host_call.cpp).
+  WorkerFiles worker_files() const;
   // Raw protocol write, for the Popen-like stdin the suite writes garbage to.
   Status write_raw(std::string_view text);
 

@@ -146,14 +146,6 @@ def test_directories_made_for_a_download_are_never_made_through_a_swapped_link(
     assert made_outside == [], f"the host made {len(made_outside)} directories outside"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: web_download writes as the host, so the kernel's file-size limit "
-    "(OPENAI4S_KERNEL_FILE_SIZE_LIMIT) does not bound it: a cell that may not write a 2 MiB file "
-    "itself has the host write it, and max_bytes (the cell's own argument, up to 1 TiB) is the "
-    "only bound. Proposed fix: cap max_bytes at the kernel's file-size limit (hand "
-    "SandboxSettings.limits.file_size_bytes to HostSettings, as the egress settings are)",
-)
 def test_a_download_is_bounded_by_the_kernels_file_size_limit(
     dispatcher, workspace, server, enforced, monkeypatch
 ):
@@ -170,16 +162,6 @@ def test_a_download_is_bounded_by_the_kernels_file_size_limit(
     assert error is not None and not (workspace / "big.bin").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding: with a per-kernel uid (a root host, the sandbox enforced) what web_download "
-    "makes is root's: the file (own_like_directory copies the owner of its directory, root for "
-    "the workspace, which the kernel reaches through an ACL) and every directory it creates "
-    "(0755 root), so the cell can neither change the file it downloaded nor write beside it. "
-    "Proposed fix: hand the kernel's sandbox uid/gid to the host call (CallContext) and fchown "
-    "the file and each directory made by make_missing to it; or give the workspace a default "
-    "ACL at hand-over so that entries the host creates inherit the kernel's access",
-)
 def test_what_a_download_makes_belongs_to_the_kernel(dispatcher, workspace, server, enforced):
     if os.geteuid() != 0:
         pytest.skip("only a root host gives each kernel a uid of its own")
