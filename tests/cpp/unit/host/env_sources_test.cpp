@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "host/dispatcher.h"
+#include "host/env_r_repos.h"
 
 namespace o4s::host {
 namespace {
@@ -42,7 +43,7 @@ TEST(EnvSources, ListsAndBudgetsParse) {
 
 TEST(EnvSources, BadValuesNameTheirVariable) {
   for (const auto& [name, value] : Variables{{"OPENAI4S_ENV_FIND_LINKS", "relative/dir"},
-                                             {"OPENAI4S_ENV_R_REPOS", "https://cran.r-project.org"},
+                                             {"OPENAI4S_ENV_R_REPOS", "relative/r"},
                                              {"OPENAI4S_ENV_TIMEOUT", "-1"},
                                              {"OPENAI4S_ENV_MAX_BYTES", "lots"},
                                              {"OPENAI4S_ENV_PYTHON", "python3"}}) {
@@ -83,6 +84,33 @@ TEST(EnvSources, TheEgressAllowlistAppliesInAllowlistMode) {
   settings.egress_allow.clear();
   settings.egress_mode = "off";
   EXPECT_TRUE(check_source_url("http://127.0.0.1/simple", settings, true).ok());
+}
+
+TEST(EnvSources, AnRRepositoryIsADirectoryOrACranLikeUrl) {
+  auto sources =
+      env_sources_from(Variables{{"OPENAI4S_ENV_R_REPOS", "/srv/r, https://cloud.r-project.org/"}});
+  ASSERT_TRUE(sources.ok()) << sources.error().message;
+  EXPECT_EQ(sources->r_repos, (std::vector<std::string>{"/srv/r", "https://cloud.r-project.org/"}));
+  EXPECT_FALSE(sources->any_url());  // pip's sources only: R's are fetched by the host
+}
+
+TEST(RIndex, TheNewestVersionOfTheNamedPackage) {
+  const std::string index =
+      "Package: abc\nVersion: 9.9\n\n"
+      "Package: hellor\nVersion: 0.10-1\nDepends: R (>= 3.5),\n    methods\n\n"
+      "Package: hellor\r\nVersion: 0.9\r\n\r\n"
+      "Package: hellorx\nVersion: 5.0\n";
+  EXPECT_EQ(r_index_version(index, "hellor"), "0.10-1");
+  EXPECT_EQ(r_index_version(index, "abc"), "9.9");
+  EXPECT_EQ(r_index_version(index, "hello"), std::nullopt);
+  EXPECT_EQ(r_index_version("", "hellor"), std::nullopt);
+}
+
+TEST(RIndex, AVersionThatIsNotPlainIsIgnored) {
+  // It becomes a file name and a URL path: no separators, no traversal.
+  EXPECT_EQ(r_index_version("Package: x\nVersion: ../../etc\n", "x"), std::nullopt);
+  EXPECT_EQ(r_index_version("Package: x\nVersion: 1.0/evil\n", "x"), std::nullopt);
+  EXPECT_EQ(r_index_version("Package: x\n", "x"), std::nullopt);
 }
 
 }  // namespace
