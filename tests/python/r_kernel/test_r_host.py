@@ -90,6 +90,20 @@ def test_a_refusal_is_an_r_error_with_the_hosts_message(start_r, dispatcher, sit
     assert [ok for ok, _ in rows(dispatcher, "web_fetch")] == [0, 1]
 
 
+def test_a_call_the_host_would_not_read_is_refused_before_it_is_sent(start_r, dispatcher):
+    k = start_r(dispatcher=dispatcher)
+    huge = r_error(k, "host$web_fetch(strrep('a', 16e6))")
+    assert "over the 15MB wire cap" in huge
+    assert rows(dispatcher, "web_fetch") == []
+    assert run(k, "cat(class(host$env_list()$environments))") == "list"
+
+
+def test_without_a_dispatcher_each_call_says_so(start_r):
+    k = start_r()
+    assert r_error(k, "host$env_list()") == "host.env_list error: no host dispatcher configured"
+    assert run(k, "cat(1 + 1)") == "2"
+
+
 def test_request_network_access_asks_the_person(start_r, dispatcher, monkeypatch):
     monkeypatch.delenv("OPENAI4S_EGRESS", raising=False)
     asked = []
@@ -105,7 +119,11 @@ def test_request_network_access_asks_the_person(start_r, dispatcher, monkeypatch
 def test_bash_is_authorized_by_the_host_and_run_by_the_worker(start_r, dispatcher, workspace):
     k = start_r(dispatcher=dispatcher)
     refused = r_error(k, "host$bash('echo hi > made.txt')")
-    assert "Permission denied" in refused and not (workspace / "made.txt").exists()
+    assert refused == (
+        "host$bash was refused (approval required but no interactive channel is attached): "
+        "echo hi > made.txt"
+    )
+    assert not (workspace / "made.txt").exists()
     dispatcher.store.set_permission_rule(
         scope="conversation",
         scope_id=dispatcher.frame_id,
@@ -117,6 +135,10 @@ def test_bash_is_authorized_by_the_host_and_run_by_the_worker(start_r, dispatche
         k, "r <- host$bash('echo hi; echo oops >&2; exit 3'); cat(r$exit_code, r$stdout, r$stderr)"
     )
     assert out == "3 hi\n oops\n"
+    # The host's own precheck refuses, allowed or not, before any capability exists.
+    blocked = r_error(k, "host$bash('rm -rf /')")
+    assert blocked.startswith("bash: host authorization unavailable; command was not executed")
+    assert "precheck" in blocked
     audited = dispatcher.store._conn.execute(
         "SELECT ok, outcome FROM host_call_log WHERE method = 'bash' ORDER BY created_at"
     ).fetchall()

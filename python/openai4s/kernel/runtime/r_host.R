@@ -197,6 +197,18 @@ W$bash_tail <- function(path, limit = 200000L) {
   list(text = text, seen = as.integer(size))
 }
 
+# A permission refusal is a decision, said in one line the user can act on
+# (sdk/bash.py's _refusal); anything else says the command did not run.
+W$bash_refused <- function(message, command) {
+  why <- sub("^host\\.authorize_bash error: ", "", message)
+  shown <- gsub("[[:cntrl:]]", " ", command)
+  if (nchar(shown) > 200L) shown <- paste0(substr(shown, 1L, 199L), "\u2026")
+  if (startsWith(why, "Permission denied: ")) {
+    W$host_fail(sprintf("host$bash was refused (%s): %s", sub("^Permission denied: ", "", why), shown))
+  }
+  W$host_fail(sprintf("bash: host authorization unavailable; command was not executed (%s)", why))
+}
+
 W$bash_run <- function(command, cwd, timeout) {
   out <- tempfile("o4s-bash-out-")
   err <- tempfile("o4s-bash-err-")
@@ -228,7 +240,9 @@ W$host_bash <- function(command, timeout = 120, workdir = NULL) {
     workspace = Sys.getenv("OPENAI4S_WORKSPACE"), generation = W$bash_generation(),
     challenge = W$bash_challenge(), timeout = timeout
   )
-  capability <- W$host_call("authorize_bash", list(binding))
+  capability <- tryCatch(W$host_call("authorize_bash", list(binding)), error = function(e) {
+    W$bash_refused(conditionMessage(e), command)
+  })
   token <- W$bash_check_capability(capability, binding)
   consume <- list(
     token = token, command_sha256 = capability$command_sha256, cwd = binding$cwd,
