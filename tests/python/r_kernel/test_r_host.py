@@ -84,6 +84,8 @@ def test_a_refusal_is_an_r_error_with_the_hosts_message(start_r, dispatcher, sit
     k = start_r(dispatcher=dispatcher)
     refused = r_error(k, "host$web_fetch('http://example.invalid/x')")
     assert refused.startswith("host.web_fetch error: ") and "egress" in refused
+    # The hint names the call in R's spelling.
+    assert "host$request_network_access('example.invalid', reason = '...')" in refused
     assert "must be one non-empty string" in r_error(k, "host$web_fetch(42)")
     # The kernel is usable after both, and the host kept the same channel.
     assert run(k, "cat(host$web_fetch(paste0('" + site + "', '/data.csv'))$status)") == "200"

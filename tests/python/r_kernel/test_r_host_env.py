@@ -103,6 +103,8 @@ def test_a_failed_r_install_is_an_r_error_and_changes_nothing(
     failed = k.execute("host$env_create(packages = 'nosuchr')")
     assert "host.env_setup error: env_setup: unknown R package nosuchr" in failed["error"]
     assert run(k, "cat(length(host$env_list()$environments))") == "0"
+    unknown = k.execute("host$env_use('nope')")
+    assert "no environment named 'nope' (host$env_list() shows them)" in unknown["error"]
 
 
 class CranLike:

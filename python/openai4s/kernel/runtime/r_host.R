@@ -58,9 +58,17 @@ W$host_call <- function(method, args = list()) {
   W$write_line(text)
   reply <- W$await_host_reply(method, id)
   if (!is.null(reply$error)) {
-    W$host_fail(sprintf("host.%s error: %s", method, paste(reply$error, collapse = "\n")))
+    W$host_fail(sprintf("host.%s error: %s", method, W$in_r_spelling(paste(reply$error, collapse = "\n"))))
   }
   reply$data
+}
+
+# The host's hints name the call to make in Python's spelling
+# (host.request_network_access('x', reason='...')): an R cell is told R's.
+W$in_r_spelling <- function(message) {
+  message <- gsub("host\\.env\\.([a-z]+)\\(", "host$env_\\1(", message)
+  message <- gsub("host\\.([a-z_]+)\\(", "host$\\1(", message)
+  gsub("\\b(domain|reason)='", "\\1 = '", message)
 }
 
 # A reply to an earlier call that an interrupt abandoned is skipped; too
