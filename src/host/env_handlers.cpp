@@ -146,19 +146,19 @@ Status install_r(const std::string& stage, const std::vector<std::string>& names
     std::error_code ignored;
     fs::remove_all(downloads, ignored);
   });
+  std::string library = stage + "/r-library";
+  auto found = find_r_packages(sources, settings, names, library, downloads, deadline);
+  if (!found) return std::move(found).error();
   std::vector<std::string> tarballs;
   std::vector<std::string> dirs;
-  for (const auto& name : names) {
-    auto tarball = find_r_package(sources, settings, name, downloads, deadline);
-    if (!tarball) return std::move(tarball).error();
-    tarballs.push_back(tarball->path);
-    dirs.push_back(fs::path(tarball->path).parent_path().string());
-    installed[name] = {
-        {"version", tarball->version}, {"sha256", tarball->sha256}, {"source", tarball->source}};
+  for (const RTarball& tarball : found.value()) {
+    tarballs.push_back(tarball.path);
+    dirs.push_back(fs::path(tarball.path).parent_path().string());
+    installed[tarball.name] = {
+        {"version", tarball.version}, {"sha256", tarball.sha256}, {"source", tarball.source}};
   }
   std::sort(dirs.begin(), dirs.end());
   dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
-  std::string library = stage + "/r-library";
   fs::create_directories(library);
   return r_install(library, tarballs, dirs, deadline);
 }

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
 #include "host/env_sources.h"
@@ -19,21 +20,34 @@ namespace o4s::host {
 struct HostSettings;
 
 struct RTarball {
+  std::string name;
   std::string path;     // a local file the installer may read
   std::string version;  // from the file name or the index
   std::string source;   // where it came from: file://... or the URL
   std::string sha256;
 };
 
-// The version of `name` in a PACKAGES index (DCF records), or nullopt.
-std::optional<std::string> r_index_version(std::string_view index, std::string_view name);
+struct RIndexEntry {
+  std::string version;
+  std::vector<std::string> depends;  // Depends, Imports, LinkingTo (not R)
+};
 
-// `name` from the first repository that has it. A URL repository's
-// tarball is downloaded into `download_dir` (bounded by the environment's
-// size budget and the deadline); an unknown package, an index or tarball
-// the egress policy refuses or that cannot be fetched is an error.
-Result<RTarball> find_r_package(const EnvSources& sources, const HostSettings& settings,
-                                const std::string& name, const std::string& download_dir,
-                                std::chrono::steady_clock::time_point deadline);
+// The newest entry of `name` in a PACKAGES index (DCF records), or nullopt.
+std::optional<RIndexEntry> r_index_entry(std::string_view index, std::string_view name);
+
+// `names` from the first repository that has each, in an order R CMD
+// INSTALL can install them in: a CRAN-like repository's package comes
+// after the dependencies its index lists that are neither base packages
+// nor installed (in the system libraries or `library`, the stage's). A
+// URL repository's tarballs are downloaded into `download_dir` (each
+// bounded by the environment's size budget, all by the deadline). An
+// unknown package, or an index or tarball the egress policy refuses or
+// that cannot be fetched, is an error.
+Result<std::vector<RTarball>> find_r_packages(const EnvSources& sources,
+                                              const HostSettings& settings,
+                                              const std::vector<std::string>& names,
+                                              const std::string& library,
+                                              const std::string& download_dir,
+                                              std::chrono::steady_clock::time_point deadline);
 
 }  // namespace o4s::host

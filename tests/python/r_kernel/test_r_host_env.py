@@ -115,8 +115,13 @@ class CranLike:
         contrib = root / "src" / "contrib"
         contrib.mkdir(parents=True)
         make_r_package(contrib, "hellor", "0.2", HELLO)
+        # hellor's index entry names a dependency the repository also has.
+        make_r_package(contrib, "helperr", "1.0", "shout <- function(x) toupper(x)\n")
         (contrib / "PACKAGES").write_text(
-            "Package: other\nVersion: 1.0\n\nPackage: hellor\nVersion: 0.2\nNeedsCompilation: no\n"
+            "Package: other\nVersion: 1.0\n\n"
+            "Package: hellor\nVersion: 0.2\nDepends: R (>= 3.0), methods\n"
+            "Imports: helperr (>= 0.5),\n    jsonlite\nNeedsCompilation: no\n\n"
+            "Package: helperr\nVersion: 1.0\n"
         )
         self.paths = []
         outer = self
@@ -157,7 +162,14 @@ def test_a_cran_like_url_installs_when_the_egress_policy_allows_it(
         "f <- r$installed$r$hellor; cat(hello(), f$version, f$source, nchar(f$sha256), sep = '|')",
     )
     assert out == f"hello from hellor|0.2|{cran.url}/src/contrib/hellor_0.2.tar.gz|64"
-    assert cran.paths == ["/src/contrib/PACKAGES", "/src/contrib/hellor_0.2.tar.gz"]
+    # The dependency came first and from the same index; what R already has
+    # (methods, jsonlite) was not fetched.
+    assert cran.paths == [
+        "/src/contrib/PACKAGES",
+        "/src/contrib/helperr_1.0.tar.gz",
+        "/src/contrib/hellor_0.2.tar.gz",
+    ]
+    assert run(k, "cat(helperr::shout('ok'))") == "OK"
     lock = run(k, "cat(host$env_lock()$r$hellor$source)")
     assert lock == f"{cran.url}/src/contrib/hellor_0.2.tar.gz"
 

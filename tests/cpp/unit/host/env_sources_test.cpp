@@ -94,23 +94,39 @@ TEST(EnvSources, AnRRepositoryIsADirectoryOrACranLikeUrl) {
   EXPECT_FALSE(sources->any_url());  // pip's sources only: R's are fetched by the host
 }
 
+std::optional<std::string> version_in(std::string_view index, std::string_view name) {
+  auto entry = r_index_entry(index, name);
+  return entry ? std::optional<std::string>(entry->version) : std::nullopt;
+}
+
 TEST(RIndex, TheNewestVersionOfTheNamedPackage) {
   const std::string index =
       "Package: abc\nVersion: 9.9\n\n"
       "Package: hellor\nVersion: 0.10-1\nDepends: R (>= 3.5),\n    methods\n\n"
       "Package: hellor\r\nVersion: 0.9\r\n\r\n"
       "Package: hellorx\nVersion: 5.0\n";
-  EXPECT_EQ(r_index_version(index, "hellor"), "0.10-1");
-  EXPECT_EQ(r_index_version(index, "abc"), "9.9");
-  EXPECT_EQ(r_index_version(index, "hello"), std::nullopt);
-  EXPECT_EQ(r_index_version("", "hellor"), std::nullopt);
+  EXPECT_EQ(version_in(index, "hellor"), "0.10-1");
+  EXPECT_EQ(version_in(index, "abc"), "9.9");
+  EXPECT_EQ(version_in(index, "hello"), std::nullopt);
+  EXPECT_EQ(version_in("", "hellor"), std::nullopt);
+}
+
+TEST(RIndex, DependenciesAreTheNamesOfDependsImportsAndLinkingTo) {
+  const std::string index =
+      "Package: hellor\nVersion: 1.0\nDepends: R (>= 3.5), methods\n"
+      "Imports: helperr (>= 0.1),\n  jsonlite,\n\tother.pkg\nSuggests: testthat\n"
+      "LinkingTo: cpp11\n";
+  auto entry = r_index_entry(index, "hellor");
+  ASSERT_TRUE(entry.has_value());
+  EXPECT_EQ(entry->depends,
+            (std::vector<std::string>{"methods", "helperr", "jsonlite", "other.pkg", "cpp11"}));
 }
 
 TEST(RIndex, AVersionThatIsNotPlainIsIgnored) {
   // It becomes a file name and a URL path: no separators, no traversal.
-  EXPECT_EQ(r_index_version("Package: x\nVersion: ../../etc\n", "x"), std::nullopt);
-  EXPECT_EQ(r_index_version("Package: x\nVersion: 1.0/evil\n", "x"), std::nullopt);
-  EXPECT_EQ(r_index_version("Package: x\n", "x"), std::nullopt);
+  EXPECT_EQ(version_in("Package: x\nVersion: ../../etc\n", "x"), std::nullopt);
+  EXPECT_EQ(version_in("Package: x\nVersion: 1.0/evil\n", "x"), std::nullopt);
+  EXPECT_EQ(version_in("Package: x\n", "x"), std::nullopt);
 }
 
 }  // namespace
