@@ -169,3 +169,16 @@ def test_a_background_job_runs_r_in_a_worker_of_its_own(start_r, dispatcher):
     assert seen == "done|job says 42 R"
     # The job's namespace is its own: this kernel's x is as it was.
     assert run(k, "cat(x, length(host$exec_list()))") == "interactive 1"
+
+
+def test_save_artifact_records_the_cell_that_made_it(start_r, dispatcher, workspace):
+    k = start_r(dispatcher=dispatcher)
+    out = k.execute(
+        "writeLines(c('a', 'b'), 'table.txt'); v <- host$save_artifact('table.txt'); cat(v$version_id)",
+        cell_id="cell-r-7",
+    )
+    assert out["error"] is None, out["error"]
+    (producer,) = dispatcher.store._conn.execute(
+        "SELECT producing_cell_id FROM artifact_versions WHERE version_id = ?", (out["stdout"],)
+    ).fetchone()
+    assert producer == "cell-r-7"

@@ -309,10 +309,12 @@ W$make_host <- function() {
   h$exec_peek <- function(exec_id) W$host_call("exec_peek", list(exec_id))
   h$exec_interrupt <- function(exec_id) W$host_call("exec_interrupt", list(exec_id))
   h$exec_list <- function() W$host_call("exec_list", list())
-  h$save_artifact <- function(path, filename = NULL, content_type = NULL) {
+  h$save_artifact <- function(path, filename = NULL, content_type = NULL, input_version_ids = list()) {
+    # Stamped with the running cell, as host_rpc.py stamps Python's.
     W$host_call("save_artifact", list(W$host_spec(
       path = W$host_string(path, "path"), filename = filename, content_type = content_type,
-      input_version_ids = list(), priority = 0L
+      input_version_ids = as.list(input_version_ids), priority = 0L,
+      execution_cell_id = S$cell_id, producing_cell_id = S$cell_id
     )))
   }
   h$capabilities <- function() W$host_call("capabilities", list())

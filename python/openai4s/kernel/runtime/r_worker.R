@@ -50,6 +50,7 @@ local(envir = new.env(parent = baseenv()), {
   S$sinks <- NULL # the running cell's fifo paths (out, err), NULL outside one
   S$host_calls <- 0L # host_call frames sent (their ids' sequence)
   S$env_library <- NULL # the host.env R library this worker put on .libPaths()
+  S$cell_id <- NULL # the running cell's id (its execute frame's), NULL outside one
 
   # -- protocol connections ----------------------------------------------------
 
@@ -514,6 +515,8 @@ local(envir = new.env(parent = baseenv()), {
       return(invisible(NULL))
     }
     S$cells <- S$cells + 1L
+    S$cell_id <- id # host$save_artifact records the cell that made it
+    on.exit(S$cell_id <- NULL)
     wall0 <- Sys.time()
     cpu0 <- W$cpu_seconds()
     code <- if (is.character(request$code)) request$code else ""
