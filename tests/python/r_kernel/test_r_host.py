@@ -182,3 +182,26 @@ def test_save_artifact_records_the_cell_that_made_it(start_r, dispatcher, worksp
         "SELECT producing_cell_id FROM artifact_versions WHERE version_id = ?", (out["stdout"],)
     ).fetchone()
     assert producer == "cell-r-7"
+
+
+def test_an_interrupt_during_a_host_call_ends_the_cell_and_keeps_the_channel(
+    start_r, dispatcher, monkeypatch
+):
+    monkeypatch.delenv("OPENAI4S_EGRESS", raising=False)
+    k = start_r(dispatcher=dispatcher)
+    asked = threading.Event()
+
+    def slow_yes(request):
+        asked.set()
+        time.sleep(1.0)  # the person takes a moment; the cell is interrupted meanwhile
+        return "once"
+
+    dispatcher.approver = slow_yes
+    interrupter = threading.Thread(target=lambda: asked.wait(60) and k.interrupt())
+    interrupter.start()
+    out = k.execute("host$request_network_access('data.example.org'); cat('after')")
+    interrupter.join()
+    # The reply was read before the interrupt fired: the cell stops there,
+    # and the next call gets its own reply, not the one before.
+    assert out["interrupted"] is True and out["stdout"] == ""
+    assert run(k, "cat(length(host$env_list()$environments))") == "0"
