@@ -11,6 +11,7 @@
 #include "host/dispatcher.h"
 #include "host/env_install.h"
 #include "host/env_library.h"
+#include "host/env_r_repos.h"
 #include "host/env_sources.h"
 
 namespace o4s::host {
@@ -98,31 +99,12 @@ Result<Request> parse_request(const Json& spec) {
 Status check_url_sources(const EnvSources& sources, const HostSettings& settings) {
   std::vector<std::string> urls = sources.find_links;
   if (!sources.pip_index_url.empty()) urls.push_back(sources.pip_index_url);
+  urls.insert(urls.end(), sources.r_repos.begin(), sources.r_repos.end());
   for (const auto& url : urls) {
     if (!is_url(url)) continue;
     if (Status ok = check_source_url(url, settings, sources.allow_private); !ok) return ok;
   }
   return {};
-}
-
-// "<dir>/<name>_<version>.tar.gz", the newest by name order, from the first
-// repository that has one.
-std::optional<fs::path> find_r_tarball(const EnvSources& sources, const std::string& name) {
-  for (const auto& repo : sources.r_repos) {
-    std::vector<fs::path> found;
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(repo, ec)) {
-      std::string file = entry.path().filename().string();
-      if (file.starts_with(name + "_") && file.ends_with(".tar.gz")) found.push_back(entry.path());
-    }
-    if (!found.empty()) return *std::max_element(found.begin(), found.end());
-  }
-  return std::nullopt;
-}
-
-std::string file_sha256(const std::string& path) {
-  auto text = read_file(path);
-  return text ? sha256_hex(text.value()) : std::string();
 }
 
 // What pip's report says it installed: name -> {version, sha256, source}.
@@ -205,6 +187,37 @@ struct Staged {
   Json r = Json::object();
 };
 
+// The R packages from the R repositories (env_r_repos.h): a URL's tarball
+// is downloaded by the host beside the stage, never into it, so R CMD
+// INSTALL runs on local files only.
+Status install_r(const std::string& stage, const std::vector<std::string>& names,
+                 const EnvSources& sources, const HostSettings& settings,
+                 std::chrono::steady_clock::time_point deadline, Json& installed) {
+  const std::string downloads = stage + ".r-sources";
+  std::error_code ec;
+  fs::create_directories(downloads, ec);
+  if (ec) return system_error("mkdir " + downloads, ec.value());
+  ScopeExit cleanup([&downloads] {
+    std::error_code ignored;
+    fs::remove_all(downloads, ignored);
+  });
+  std::string library = stage + "/r-library";
+  auto found = find_r_packages(sources, settings, names, library, downloads, deadline);
+  if (!found) return std::move(found).error();
+  std::vector<std::string> tarballs;
+  std::vector<std::string> dirs;
+  for (const RTarball& tarball : found.value()) {
+    tarballs.push_back(tarball.path);
+    dirs.push_back(fs::path(tarball.path).parent_path().string());
+    installed[tarball.name] = {
+        {"version", tarball.version}, {"sha256", tarball.sha256}, {"source", tarball.source}};
+  }
+  std::sort(dirs.begin(), dirs.end());
+  dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
+  fs::create_directories(library);
+  return r_install(library, tarballs, dirs, deadline);
+}
+
 Result<Staged> install_into(const std::string& stage, const Request& request,
                             const EnvSources& sources, const HostSettings& settings,
                             std::vector<ProxyConnection>* connections) {
@@ -223,27 +236,9 @@ Result<Staged> install_into(const std::string& stage, const Request& request,
     fs::remove(report);
   }
   if (!request.r.empty()) {
-    std::vector<std::string> tarballs;
-    std::vector<std::string> dirs;
-    for (const auto& name : request.r) {
-      auto tarball = find_r_tarball(sources, name);
-      if (!tarball) {
-        return make_error(ErrorCode::kInvalidArgument,
-                          "unknown R package " + name + ": no " + name +
-                              "_<version>.tar.gz in the configured R repositories (" +
-                              sources.describe() + ")");
-      }
-      tarballs.push_back(tarball->string());
-      dirs.push_back(tarball->parent_path().string());
-      std::string file = tarball->filename().string();
-      std::string version = file.substr(name.size() + 1, file.size() - name.size() - 8);
-      staged.r[name] = {{"version", version},
-                        {"sha256", file_sha256(tarball->string())},
-                        {"source", "file://" + tarball->string()}};
+    if (Status ok = install_r(stage, request.r, sources, settings, deadline, staged.r); !ok) {
+      return std::move(ok).error();
     }
-    std::string library = stage + "/r-library";
-    fs::create_directories(library);
-    if (Status ok = r_install(library, tarballs, dirs, deadline); !ok) return std::move(ok).error();
   }
   return staged;
 }

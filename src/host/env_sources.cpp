@@ -122,9 +122,10 @@ Result<EnvSources> env_sources_from(const std::map<std::string, std::string>& va
     }
   }
   for (const auto& dir : sources.r_repos) {
-    if (is_url(dir) || dir.front() != '/') {
+    if (!is_url(dir) && dir.front() != '/') {
       return bad_setting("OPENAI4S_ENV_R_REPOS", dir,
-                         "an R repository must be an absolute directory of source packages");
+                         "an R repository is an absolute directory of source packages or a "
+                         "CRAN-like URL");
     }
   }
   if (std::string timeout = lookup(variables, "OPENAI4S_ENV_TIMEOUT"); !timeout.empty()) {

@@ -1,7 +1,7 @@
 // Where `host.env` installs come from, and the one check every URL source
 // passes (issue 30 part 2). Sources are configured by the embedder, never by
 // the cell: a pip index URL, find-links directories or URLs, and R
-// repositories (local directories of source tarballs).
+// repositories (local directories of source tarballs, or CRAN-like URLs).
 #pragma once
 
 #include <array>
@@ -21,8 +21,9 @@ struct HostSettings;
 //   OPENAI4S_ENV_PIP_INDEX_URL       a pip index URL (default: none, offline)
 //   OPENAI4S_ENV_FIND_LINKS          comma-separated directories or URLs of
 //                                    wheels and sdists
-//   OPENAI4S_ENV_R_REPOS             comma-separated directories of R source
-//                                    packages (<name>_<version>.tar.gz)
+//   OPENAI4S_ENV_R_REPOS             comma-separated R repositories: directories
+//                                    of source packages (<name>_<version>.tar.gz)
+//                                    or CRAN-like URLs (src/contrib/PACKAGES)
 //   OPENAI4S_ENV_ALLOW_PRIVATE_SOURCES  1: a URL source may be a loopback or
 //                                    private address (refused by default)
 //   OPENAI4S_ENV_TIMEOUT             seconds one install may take (600)
@@ -38,7 +39,7 @@ inline constexpr std::array<std::string_view, 7> kEnvInstallVariables = {
 struct EnvSources {
   std::string pip_index_url;
   std::vector<std::string> find_links;  // directories and URLs
-  std::vector<std::string> r_repos;     // directories
+  std::vector<std::string> r_repos;     // directories and URLs
   bool allow_private = false;
   double timeout_s = 600;
   std::uint64_t max_bytes = std::uint64_t{2} << 30;

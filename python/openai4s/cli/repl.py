@@ -344,13 +344,15 @@ def _dispatcher(cwd, broker, console):
 
 
 def _start_kernel(cwd, mode, lang, broker, console):
+    dispatcher = _dispatcher(cwd, broker, console)
     if lang == "r":
         from openai4s.kernel.r_kernel import spawn_r_kernel
 
-        return spawn_r_kernel(cwd=cwd)
+        # R cells reach the host through `host$...` (runtime/r_host.R).
+        return spawn_r_kernel(cwd=cwd, dispatcher=dispatcher)
     from openai4s.kernel import Kernel
 
-    return Kernel(dispatcher=_dispatcher(cwd, broker, console), cwd=cwd, mode=mode)
+    return Kernel(dispatcher=dispatcher, cwd=cwd, mode=mode)
 
 
 def run_repl(cwd, mode="repl", lang="python", script=None):

@@ -1,8 +1,9 @@
 """The R kernel (spec kernel.md §7): the same manager driving `r_worker.R`.
 
-R speaks the worker protocol but has no attestation handshake and no `host`;
-its cell output comes back through host-drained fifos (`capture_sinks`), so
-only the argv and the Rscript choice live here.
+R speaks the worker protocol but has no attestation handshake; its `host`
+(runtime/r_host.R) sends host_call frames that the kernel's dispatcher
+serves as Python's; its cell output comes back through host-drained fifos
+(`capture_sinks`), so only the argv and the Rscript choice live here.
 """
 
 import os

@@ -48,6 +48,9 @@ local(envir = new.env(parent = baseenv()), {
   S$reopened_out <- FALSE
   S$reading <- NULL # files_read of the running cell, NULL outside one
   S$sinks <- NULL # the running cell's fifo paths (out, err), NULL outside one
+  S$host_calls <- 0L # host_call frames sent (their ids' sequence)
+  S$env_library <- NULL # the host.env R library this worker put on .libPaths()
+  S$cell_id <- NULL # the running cell's id (its execute frame's), NULL outside one
 
   # -- protocol connections ----------------------------------------------------
 
@@ -512,6 +515,8 @@ local(envir = new.env(parent = baseenv()), {
       return(invisible(NULL))
     }
     S$cells <- S$cells + 1L
+    S$cell_id <- id # host$save_artifact records the cell that made it
+    on.exit(S$cell_id <- NULL)
     wall0 <- Sys.time()
     cpu0 <- W$cpu_seconds()
     code <- if (is.character(request$code)) request$code else ""
@@ -527,6 +532,7 @@ local(envir = new.env(parent = baseenv()), {
     S$reading <- character()
     outcome <- tryCatch(
       {
+        if (S$cells == 1L) W$restore_active_env()
         parsed <- W$parse_cell(code)
         if (!is.null(parsed$error)) {
           list(error = parsed$error, interrupted = FALSE, lineno = parsed$lineno, call = NULL)
@@ -714,11 +720,13 @@ local(envir = new.env(parent = baseenv()), {
 
   W$log <- function(msg) W$send(list(type = "\"log\"", msg = W$json_string(msg)))
 
-  # The frames that answer a worker's own request: R makes no host calls and
-  # asks for no input, so one arriving is a host error, said in the log.
+  # The frames that answer a worker's own request arrive while host$ waits
+  # for them (r_host.R); one arriving between requests answers a call an
+  # interrupt abandoned (or is a host error, as an input reply is: R asks
+  # for no input), said in the log.
   W$unexpected_reply <- function(request) {
     W$log(sprintf(
-      "R worker: unexpected %s frame (the R worker makes no host calls and reads no input)",
+      "R worker: unexpected %s frame (no host call or input request is waiting for it)",
       request$type
     ))
   }
@@ -784,7 +792,7 @@ local(envir = new.env(parent = baseenv()), {
   # -- start -----------------------------------------------------------------------
 
   # The worker's other parts, beside this file.
-  for (part in c("r_describe.R", "r_requests.R")) {
+  for (part in c("r_describe.R", "r_requests.R", "r_host.R")) {
     sys.source(file.path(W$runtime_dir, part), envir = W, keep.source = FALSE)
   }
 
@@ -807,6 +815,9 @@ local(envir = new.env(parent = baseenv()), {
   assign("quit", disabled("quit"), envir = guard)
   assign("q", disabled("q"), envir = guard)
   assign(".oai4s_worker", W, envir = guard)
+  assign("host", W$make_host(), envir = guard)
+  # Registered, not bound: S3 lookup skips attached environments (R >= 4.1).
+  registerS3method("print", "openai4s_host", W$print_host, envir = baseenv())
   lockEnvironment(guard, bindings = TRUE)
   options(device = W$figure_device, warn = 1)
   W$install_read_tracing()

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "host/dispatcher.h"
+#include "host/env_r_repos.h"
 
 namespace o4s::host {
 namespace {
@@ -42,7 +43,7 @@ TEST(EnvSources, ListsAndBudgetsParse) {
 
 TEST(EnvSources, BadValuesNameTheirVariable) {
   for (const auto& [name, value] : Variables{{"OPENAI4S_ENV_FIND_LINKS", "relative/dir"},
-                                             {"OPENAI4S_ENV_R_REPOS", "https://cran.r-project.org"},
+                                             {"OPENAI4S_ENV_R_REPOS", "relative/r"},
                                              {"OPENAI4S_ENV_TIMEOUT", "-1"},
                                              {"OPENAI4S_ENV_MAX_BYTES", "lots"},
                                              {"OPENAI4S_ENV_PYTHON", "python3"}}) {
@@ -83,6 +84,49 @@ TEST(EnvSources, TheEgressAllowlistAppliesInAllowlistMode) {
   settings.egress_allow.clear();
   settings.egress_mode = "off";
   EXPECT_TRUE(check_source_url("http://127.0.0.1/simple", settings, true).ok());
+}
+
+TEST(EnvSources, AnRRepositoryIsADirectoryOrACranLikeUrl) {
+  auto sources =
+      env_sources_from(Variables{{"OPENAI4S_ENV_R_REPOS", "/srv/r, https://cloud.r-project.org/"}});
+  ASSERT_TRUE(sources.ok()) << sources.error().message;
+  EXPECT_EQ(sources->r_repos, (std::vector<std::string>{"/srv/r", "https://cloud.r-project.org/"}));
+  EXPECT_FALSE(sources->any_url());  // pip's sources only: R's are fetched by the host
+}
+
+std::optional<std::string> version_in(std::string_view index, std::string_view name) {
+  auto entry = r_index_entry(index, name);
+  return entry ? std::optional<std::string>(entry->version) : std::nullopt;
+}
+
+TEST(RIndex, TheNewestVersionOfTheNamedPackage) {
+  const std::string index =
+      "Package: abc\nVersion: 9.9\n\n"
+      "Package: hellor\nVersion: 0.10-1\nDepends: R (>= 3.5),\n    methods\n\n"
+      "Package: hellor\r\nVersion: 0.9\r\n\r\n"
+      "Package: hellorx\nVersion: 5.0\n";
+  EXPECT_EQ(version_in(index, "hellor"), "0.10-1");
+  EXPECT_EQ(version_in(index, "abc"), "9.9");
+  EXPECT_EQ(version_in(index, "hello"), std::nullopt);
+  EXPECT_EQ(version_in("", "hellor"), std::nullopt);
+}
+
+TEST(RIndex, DependenciesAreTheNamesOfDependsImportsAndLinkingTo) {
+  const std::string index =
+      "Package: hellor\nVersion: 1.0\nDepends: R (>= 3.5), methods\n"
+      "Imports: helperr (>= 0.1),\n  jsonlite,\n\tother.pkg\nSuggests: testthat\n"
+      "LinkingTo: cpp11\n";
+  auto entry = r_index_entry(index, "hellor");
+  ASSERT_TRUE(entry.has_value());
+  EXPECT_EQ(entry->depends,
+            (std::vector<std::string>{"methods", "helperr", "jsonlite", "other.pkg", "cpp11"}));
+}
+
+TEST(RIndex, AVersionThatIsNotPlainIsIgnored) {
+  // It becomes a file name and a URL path: no separators, no traversal.
+  EXPECT_EQ(version_in("Package: x\nVersion: ../../etc\n", "x"), std::nullopt);
+  EXPECT_EQ(version_in("Package: x\nVersion: 1.0/evil\n", "x"), std::nullopt);
+  EXPECT_EQ(version_in("Package: x\n", "x"), std::nullopt);
 }
 
 }  // namespace
