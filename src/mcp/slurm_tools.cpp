@@ -1,9 +1,10 @@
 // The tools for kernels that run as Slurm jobs (slurm_kernels.h). They
-// answer in the same shapes as the local kernels' tools; what a Slurm
-// kernel cannot do yet (list_variables, approvals asked of the client) is
-// a clear tool error, never a hang.
+// answer in the same shapes as the local kernels' tools, and a cell's
+// approval question is put to the client as a local kernel's is.
+#include "mcp/approval_question.h"
 #include "mcp/base64.h"
 #include "mcp/execution_result.h"
+#include "mcp/protocol_era.h"
 #include "mcp/server.h"
 #include "mcp/workspace_files.h"
 
@@ -31,10 +32,80 @@ Json slurm_file(const SlurmKernel& kernel, const std::string& tool, ToolCall& ca
   return ok_result(written.value());
 }
 
+// The question as the client sees it: the Jupyter kernel's prompt (the
+// shared rendering: escaped, each target line behind its gutter), without
+// its terminal choices line, which the schema's choices replace. "always"
+// is offered when the prompt offered it (its last line, which a target
+// line, behind the gutter, cannot be); the kernel checks it again.
+Json slurm_elicitation(const std::string& prompt, const SlurmKernel& kernel, bool form_mode) {
+  std::string text = prompt;
+  if (text.starts_with("openai4s: ")) text.erase(0, 10);
+  std::string choices;
+  if (auto cut = text.rfind('\n'); cut != std::string::npos) {
+    choices = text.substr(cut + 1);
+    text.erase(cut + 1);
+  }
+  bool always = choices.starts_with("Allow?") && choices.find("[a]lways") != std::string::npos;
+  std::string message =
+      "A cell in kernel " + kernel.id + " (a Slurm job) asks:\n" + text + "Allow it?";
+  Json params{{"message", message}, {"requestedSchema", approval_schema(always)}};
+  if (form_mode) params["mode"] = "form";
+  return params;
+}
+
+// The bridge's answer for the Jupyter kernel's prompt.
+Json slurm_reply(const std::optional<Json>& answer) {
+  std::string decision = answer ? elicited_decision(*answer) : "";
+  return Json{{"value", decision == "once" ? "y" : decision == "always" ? "a" : "n"}};
+}
+
+// Who answers a Slurm cell's approval question: the client, by
+// elicitation (on the session, or for a 2026-07-28 call as the execution's
+// question), as for a local kernel; a client without elicitation is
+// refused with the local kernels' reason.
+SlurmKernel::Asker slurm_asker(const ToolCall& call, const std::shared_ptr<SlurmKernel>& kernel) {
+  std::weak_ptr<Session> weak = call.session;
+  bool stateless = call.stateless;
+  bool form_capable = can_elicit_form(call.client_capabilities);
+  std::weak_ptr<SlurmKernel> weak_kernel = kernel;
+  return [=](const std::string& prompt, const std::shared_ptr<Execution>& execution) -> Json {
+    auto give_up = [execution] { return execution->stop_requested() || execution->finished(); };
+    auto live = weak_kernel.lock();
+    if (!live) return Json{{"value", "n"}};
+    if (stateless) {
+      if (!form_capable) return Json{{"cannot_ask", true}};
+      Json question{{"method", "elicitation/create"},
+                    {"params", slurm_elicitation(prompt, *live, true)}};
+      return slurm_reply(execution->ask_question(std::move(question), kApprovalWait, give_up));
+    }
+    auto client = weak.lock();
+    if (!client || client->closed()) return Json{{"value", "n"}};
+    if (!client->client_can_elicit()) return Json{{"cannot_ask", true}};
+    Json params = slurm_elicitation(prompt, *live, client->protocol_version() >= "2025-11-25");
+    auto answer = client->ask("elicitation/create", params, kApprovalWait, give_up);
+    return slurm_reply(answer ? std::optional<Json>(answer.value()) : std::nullopt);
+  };
+}
+
+Json slurm_variables(SlurmKernel& kernel) {
+  auto answer = kernel.variables(200);
+  if (!answer) {
+    if (answer.error().code == ErrorCode::kBusy) {
+      return tool_error("list_variables: kernel " + kernel.id +
+                        " is running a cell; ask again when it is idle");
+    }
+    return tool_error("list_variables: " + answer.error().message);
+  }
+  Json out{{"variables", answer.value().value("variables", Json::array())}};
+  if (answer.value().contains("truncated")) out["truncated"] = answer.value()["truncated"];
+  return ok_result(std::move(out));
+}
+
 }  // namespace
 
 void McpServer::use_slurm(SlurmSettings settings, bool by_default) {
-  slurm_ = std::make_unique<SlurmKernels>(std::move(settings));
+  settings.idle_timeout = pool_.settings().idle_timeout;
+  slurm_ = std::make_unique<SlurmKernels>(std::move(settings), pool_);
   slurm_by_default_ = by_default;
 }
 
@@ -75,7 +146,8 @@ Json McpServer::slurm_execute(const std::shared_ptr<SlurmKernel>& kernel, ToolCa
   std::optional<double> timeout_s;
   if (call.arguments.contains("timeout_s")) timeout_s = call.arguments["timeout_s"].get<double>();
   auto max_chars = static_cast<std::size_t>(call.arguments.value("max_output_chars", 20000LL));
-  auto started = kernel->execute(call.arguments["code"].get<std::string>(), timeout_s);
+  auto started = kernel->execute(call.arguments["code"].get<std::string>(), timeout_s,
+                                 slurm_asker(call, kernel));
   if (!started) return tool_error("execute: " + started.error().message);
   auto execution = started.value();
   slurm_->remember(execution);
@@ -116,7 +188,8 @@ std::optional<Json> McpServer::slurm_tool(const std::string& tool, ToolCall& cal
     return ok_result(Json{{"kernel_id", id}, {"shut_down", true}});
   }
   if (tool == "read_file" || tool == "write_file") return slurm_file(*kernel, tool, call);
-  return tool_error(tool + ": not available for a kernel on Slurm yet");
+  if (tool == "list_variables") return slurm_variables(*kernel);
+  return tool_error(tool + ": not available for a kernel on Slurm");
 }
 
 }  // namespace o4s::mcp

@@ -3,6 +3,7 @@
 // fix; the server's own failures are too, so the agent always reads why.
 #include <chrono>
 
+#include "mcp/approval_question.h"
 #include "mcp/base64.h"
 #include "mcp/execution_result.h"
 #include "mcp/server.h"
@@ -18,8 +19,6 @@ using Clock = std::chrono::steady_clock;
 // for at most 5 s; clients that reset their timeout on progress then wait
 // as long as the cell runs).
 constexpr auto kProgressEvery = std::chrono::seconds(2);
-// How long a person has to answer an approval before it is denied.
-constexpr auto kApprovalWait = std::chrono::seconds(600);
 
 std::string unknown_kernel(const std::string& id) {
   return "unknown kernel_id '" + id +
@@ -27,39 +26,12 @@ std::string unknown_kernel(const std::string& id) {
          "kernels; create_kernel starts a new one.";
 }
 
-// The decision in an elicitation answer, or "" for anything else (the
-// caller denies): the client's JSON is not trusted to have our shape.
-std::string elicited_decision(const Json& answer) {
-  if (!answer.is_object()) return "";
-  auto action = answer.find("action");
-  if (action == answer.end() || *action != "accept") return "";
-  auto content = answer.find("content");
-  if (content == answer.end() || !content->is_object()) return "";
-  auto decision = content->find("decision");
-  return decision != content->end() && decision->is_string() ? decision->get<std::string>() : "";
-}
-
 // The elicitation for one approval: the shared rendering (controls, bidi
 // and invisible characters escaped, a long target cut visibly), "always"
 // only for a target shown whole and verbatim.
 Json approval_elicitation(const host::ApprovalRequest& request, const std::string& kernel_id,
                           bool form_mode) {
-  Json choices = Json::array({"once"});
-  Json names = Json::array({"Allow once"});
-  if (request.text.always_offered) {
-    choices.push_back("always");
-    names.push_back("Always allow (this kernel)");
-  }
-  choices.push_back("deny");
-  names.push_back("Deny");
-  Json schema{{"type", "object"},
-              {"properties",
-               {{"decision",
-                 {{"type", "string"},
-                  {"title", "Decision"},
-                  {"enum", std::move(choices)},
-                  {"enumNames", std::move(names)}}}}},
-              {"required", {"decision"}}};
+  Json schema = approval_schema(request.text.always_offered);
   std::string message = "A cell in kernel " + kernel_id + " asks to run host." + request.tool +
                         ":\n" + request.text.target_block + "Allow it?";
   Json params{{"message", message}, {"requestedSchema", schema}};
@@ -285,6 +257,9 @@ Json McpServer::resume_execution(ToolCall& call, const std::string& tool) {
   std::size_t colon = state.find(':');
   auto execution =
       colon == std::string::npos ? nullptr : pool_.find_execution(state.substr(0, colon));
+  if (!execution && slurm_ && colon != std::string::npos) {
+    execution = slurm_->find_execution(state.substr(0, colon));
+  }
   // Bound to the call that asked: the same kernel (execute) or execution.
   bool same = execution &&
               (tool == "execute" ? call.arguments.value("kernel_id", "") == execution->kernel_id()
