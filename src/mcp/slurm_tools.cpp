@@ -2,35 +2,13 @@
 // answer in the same shapes as the local kernels' tools, and a cell's
 // approval question is put to the client as a local kernel's is.
 #include "mcp/approval_question.h"
-#include "mcp/base64.h"
 #include "mcp/execution_result.h"
 #include "mcp/protocol_era.h"
 #include "mcp/server.h"
-#include "mcp/workspace_files.h"
 
 namespace o4s::mcp {
 
 namespace {
-
-Json slurm_file(const SlurmKernel& kernel, const std::string& tool, ToolCall& call) {
-  if (tool == "read_file") {
-    auto read = read_workspace_file(kernel.workspace, kernel.workspace_id, call.arguments["path"],
-                                    call.arguments.value("offset", 0LL),
-                                    call.arguments.value("length", 1LL << 20));
-    if (!read) return tool_error("read_file: " + read.error().message);
-    return ok_result(read.value());
-  }
-  std::string content = call.arguments["content"];
-  if (call.arguments.value("encoding", "utf-8") == "base64") {
-    auto decoded = base64_decode(content);
-    if (!decoded) return tool_error("write_file: content is not valid (padded, standard) base64");
-    content = std::move(*decoded);
-  }
-  auto written =
-      write_workspace_file(kernel.workspace, kernel.workspace_id, call.arguments["path"], content);
-  if (!written) return tool_error("write_file: " + written.error().message);
-  return ok_result(written.value());
-}
 
 // The question as the client sees it: the Jupyter kernel's prompt (the
 // shared rendering: escaped, each target line behind its gutter), without
@@ -187,7 +165,6 @@ std::optional<Json> McpServer::slurm_tool(const std::string& tool, ToolCall& cal
     if (auto done = slurm_->shutdown(id); !done) return tool_error(done.error().message);
     return ok_result(Json{{"kernel_id", id}, {"shut_down", true}});
   }
-  if (tool == "read_file" || tool == "write_file") return slurm_file(*kernel, tool, call);
   if (tool == "list_variables") return slurm_variables(*kernel);
   return tool_error(tool + ": not available for a kernel on Slurm");
 }

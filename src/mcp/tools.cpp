@@ -337,12 +337,22 @@ Json McpServer::list_variables(ToolCall& call) {
   return ok_result(std::move(out));
 }
 
+std::optional<std::pair<std::string, DirectoryId>> McpServer::workspace_of(
+    const std::string& kernel_id) {
+  if (auto kernel = pool_.find(kernel_id)) {
+    return std::make_pair(kernel->workspace, kernel->workspace_id);
+  }
+  if (auto remote = slurm_ ? slurm_->find(kernel_id) : nullptr) {
+    return std::make_pair(remote->workspace, remote->workspace_id);
+  }
+  return std::nullopt;
+}
+
 Json McpServer::read_file(ToolCall& call) {
   std::string id = call.arguments["kernel_id"];
-  if (auto remote = slurm_tool("read_file", call)) return *remote;
-  auto kernel = pool_.find(id);
-  if (!kernel) return tool_error(unknown_kernel(id));
-  auto read = read_workspace_file(kernel->workspace, kernel->workspace_id, call.arguments["path"],
+  auto workspace = workspace_of(id);
+  if (!workspace) return tool_error(unknown_kernel(id));
+  auto read = read_workspace_file(workspace->first, workspace->second, call.arguments["path"],
                                   call.arguments.value("offset", 0LL),
                                   call.arguments.value("length", 1LL << 20));
   if (!read) return tool_error("read_file: " + read.error().message);
@@ -357,17 +367,16 @@ Json McpServer::read_file(ToolCall& call) {
 
 Json McpServer::write_file(ToolCall& call) {
   std::string id = call.arguments["kernel_id"];
-  if (auto remote = slurm_tool("write_file", call)) return *remote;
-  auto kernel = pool_.find(id);
-  if (!kernel) return tool_error(unknown_kernel(id));
+  auto workspace = workspace_of(id);
+  if (!workspace) return tool_error(unknown_kernel(id));
   std::string content = call.arguments["content"];
   if (call.arguments.value("encoding", "utf-8") == "base64") {
     auto decoded = base64_decode(content);
     if (!decoded) return tool_error("write_file: content is not valid (padded, standard) base64");
     content = std::move(*decoded);
   }
-  auto written = write_workspace_file(kernel->workspace, kernel->workspace_id,
-                                      call.arguments["path"], content);
+  auto written =
+      write_workspace_file(workspace->first, workspace->second, call.arguments["path"], content);
   if (!written) return tool_error("write_file: " + written.error().message);
   return ok_result(written.value());
 }

@@ -79,6 +79,8 @@ class Bridge:
         self.km = None
         self.kc = None
         self.deferred = []  # requests that came while a cell ran
+        #: When the running cell was last interrupted (None: it was not).
+        self.interrupted_at = None
 
     def next_request(self):
         if self.deferred:
@@ -124,6 +126,7 @@ class Bridge:
     def interrupt(self):
         if self.km is not None and self.km.has_kernel:
             self.km.interrupt_kernel()
+            self.interrupted_at = time.monotonic()
 
     def variables(self, limit):
         """The worker's listing, through the kernel's variables comm."""
@@ -192,6 +195,7 @@ class Cell:
 
     def run(self, code):
         km, kc = self.bridge.km, self.bridge.kc
+        self.bridge.interrupted_at = None
         # The kernel asks its approvals on stdin: relayed to the server,
         # which puts them to the MCP client.
         msg_id = kc.execute(code, allow_stdin=True)
@@ -206,6 +210,7 @@ class Cell:
                 idle = self._take(msg)
             self._relay_question(kc)
             self.bridge.take_requests_while_running()
+            self._interrupt_again(idle)
             if not idle and time.monotonic() - checked >= _ALIVE_EVERY:
                 checked = time.monotonic()
                 if not km.is_alive():
@@ -217,6 +222,16 @@ class Cell:
             "error": self.error,
             "interrupted": self.interrupted,
         }
+
+    def _interrupt_again(self, idle):
+        """An interrupt message that lands before the cell's code runs is
+        lost: it is sent again each second until the cell ends, as the
+        server re-sends SIGINT to a local kernel's worker."""
+        at = self.bridge.interrupted_at
+        if idle:
+            self.bridge.interrupted_at = None
+        elif at is not None and time.monotonic() - at >= _ALIVE_EVERY:
+            self.bridge.interrupt()
 
     def _relay_question(self, kc):
         try:

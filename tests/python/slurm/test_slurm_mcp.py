@@ -124,6 +124,12 @@ def test_create_kernel_with_engine_slurm_runs_cells_in_a_job(slurm_mcp):
     assert client.ok("execute", kernel_id=kernel, code="x * 7")["result"] == "42"
     failed = client.ok("execute", kernel_id=kernel, code="1/0")
     assert failed["status"] == "error" and failed["error"]["ename"] == "ZeroDivisionError"
+    # The file tools reach the job's workspace (shared with the node).
+    client.ok("write_file", kernel_id=kernel, path="in.txt", content="from the client")
+    cell = "print(open('in.txt').read())\nopen('out.txt', 'w').write('from the job')"
+    assert client.ok("execute", kernel_id=kernel, code=cell)["stdout"] == "from the client\n"
+    read = client.tool("read_file", kernel_id=kernel, path="out.txt")
+    assert read["content"][0]["text"] == "from the job"
     listed = client.ok("list_kernels")["kernels"]
     assert [(k["kernel_id"], k["engine"], k["job_id"]) for k in listed] == [(kernel, "slurm", job)]
     # A local kernel beside it is still the server's own.
@@ -210,11 +216,14 @@ def test_list_variables_and_approvals_reach_the_slurm_kernel(slurm_mcp):
     listed = variables_of(client, kernel)
     assert {row["name"] for row in listed} >= {"x", "name", "rows"}
     assert listed == variables_of(client, local)
-    running = client.ok("execute", kernel_id=kernel, code="import time\ntime.sleep(3)", wait=False)
+    running = client.ok("execute", kernel_id=kernel, code="import time\ntime.sleep(60)", wait=False)
     busy = client.tool("list_variables", kernel_id=kernel)
     assert busy["isError"] and "running a cell" in busy["content"][0]["text"]
+    # An interrupt at once (perhaps before the cell's code runs) still
+    # stops it: the bridge sends it again until the cell ends.
+    client.ok("interrupt", kernel_id=kernel)
     done = client.ok("get_execution", execution_id=running["execution_id"], wait_s=60)
-    assert done["status"] == "ok"
+    assert done["status"] == "interrupted"
 
     # host.bash asks; the question goes to this client by elicitation.
     asked = "print(host.bash('echo approved-on-slurm')['stdout'])"
