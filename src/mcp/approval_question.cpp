@@ -1,5 +1,7 @@
 #include "mcp/approval_question.h"
 
+#include <utility>
+
 namespace o4s::mcp {
 
 Json approval_schema(bool always_offered) {
@@ -29,6 +31,23 @@ std::string elicited_decision(const Json& answer) {
   if (content == answer.end() || !content->is_object()) return "";
   auto decision = content->find("decision");
   return decision != content->end() && decision->is_string() ? decision->get<std::string>() : "";
+}
+
+Json prompt_elicitation(const std::string& prompt, const std::string& who, bool form_mode) {
+  std::string text = prompt;
+  if (text.starts_with("openai4s: ")) text.erase(0, 10);
+  std::string choices;
+  if (auto cut = text.rfind('\n'); cut != std::string::npos) {
+    choices = text.substr(cut + 1);
+    text.erase(cut + 1);
+  } else {
+    std::swap(choices, text);
+  }
+  bool always = choices.starts_with("Allow?") && choices.find("[a]lways") != std::string::npos;
+  std::string message = "A cell in kernel " + who + " asks:\n" + text + "Allow it?";
+  Json params{{"message", message}, {"requestedSchema", approval_schema(always)}};
+  if (form_mode) params["mode"] = "form";
+  return params;
 }
 
 }  // namespace o4s::mcp

@@ -25,4 +25,12 @@ Json approval_schema(bool always_offered);
 // to have our shape.
 std::string elicited_decision(const Json& answer);
 
+// The elicitation for an approval asked as a Jupyter kernel's prompt
+// (`openai4s: ` + the shared rendering: escaped, each target line behind
+// its gutter, then the terminal's choices line, which the schema's choices
+// replace). "always" is offered only when that last line offered it (a
+// target line, behind the gutter, cannot be the last); the kernel checks
+// an "always" again. `who` names the kernel in the message.
+Json prompt_elicitation(const std::string& prompt, const std::string& who, bool form_mode);
+
 }  // namespace o4s::mcp

@@ -10,27 +10,6 @@ namespace o4s::mcp {
 
 namespace {
 
-// The question as the client sees it: the Jupyter kernel's prompt (the
-// shared rendering: escaped, each target line behind its gutter), without
-// its terminal choices line, which the schema's choices replace. "always"
-// is offered when the prompt offered it (its last line, which a target
-// line, behind the gutter, cannot be); the kernel checks it again.
-Json slurm_elicitation(const std::string& prompt, const SlurmKernel& kernel, bool form_mode) {
-  std::string text = prompt;
-  if (text.starts_with("openai4s: ")) text.erase(0, 10);
-  std::string choices;
-  if (auto cut = text.rfind('\n'); cut != std::string::npos) {
-    choices = text.substr(cut + 1);
-    text.erase(cut + 1);
-  }
-  bool always = choices.starts_with("Allow?") && choices.find("[a]lways") != std::string::npos;
-  std::string message =
-      "A cell in kernel " + kernel.id + " (a Slurm job) asks:\n" + text + "Allow it?";
-  Json params{{"message", message}, {"requestedSchema", approval_schema(always)}};
-  if (form_mode) params["mode"] = "form";
-  return params;
-}
-
 // The bridge's answer for the Jupyter kernel's prompt.
 Json slurm_reply(const std::optional<Json>& answer) {
   std::string decision = answer ? elicited_decision(*answer) : "";
@@ -53,13 +32,14 @@ SlurmKernel::Asker slurm_asker(const ToolCall& call, const std::shared_ptr<Slurm
     if (stateless) {
       if (!form_capable) return Json{{"cannot_ask", true}};
       Json question{{"method", "elicitation/create"},
-                    {"params", slurm_elicitation(prompt, *live, true)}};
+                    {"params", prompt_elicitation(prompt, live->id + " (a Slurm job)", true)}};
       return slurm_reply(execution->ask_question(std::move(question), kApprovalWait, give_up));
     }
     auto client = weak.lock();
     if (!client || client->closed()) return Json{{"value", "n"}};
     if (!client->client_can_elicit()) return Json{{"cannot_ask", true}};
-    Json params = slurm_elicitation(prompt, *live, client->protocol_version() >= "2025-11-25");
+    Json params = prompt_elicitation(prompt, live->id + " (a Slurm job)",
+                                     client->protocol_version() >= "2025-11-25");
     auto answer = client->ask("elicitation/create", params, kApprovalWait, give_up);
     return slurm_reply(answer ? std::optional<Json>(answer.value()) : std::nullopt);
   };
