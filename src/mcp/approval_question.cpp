@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "host/approval_text.h"
+
 namespace o4s::mcp {
 
 Json approval_schema(bool always_offered) {
@@ -33,8 +35,25 @@ std::string elicited_decision(const Json& answer) {
   return decision != content->end() && decision->is_string() ? decision->get<std::string>() : "";
 }
 
+// Each line of `text` escaped as the shared rendering escapes a target:
+// the kernel's own prompt is so already (and stays as it is), and a prompt
+// that is not the kernel's (a cell's own input() dressed up as one) shows
+// no raw controls or bidi reordering either.
+std::string escaped_lines(const std::string& text) {
+  std::string out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    out += host::escape_for_display(std::string_view(text).substr(start, end - start));
+    if (end < text.size()) out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
+
 Json prompt_elicitation(const std::string& prompt, const std::string& who, bool form_mode) {
-  std::string text = prompt;
+  std::string text = escaped_lines(prompt);
   if (text.starts_with("openai4s: ")) text.erase(0, 10);
   std::string choices;
   if (auto cut = text.rfind('\n'); cut != std::string::npos) {
