@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 #include <utility>
 #include <xeus/xinput.hpp>
 
@@ -14,6 +15,7 @@
 #include "jupyter/cell_output.h"
 #include "jupyter/early_completeness.h"
 #include "jupyter/error_parts.h"
+#include "jupyter/variables_comm.h"
 #include "proto/frame_types.h"
 #include "sandbox/kernel_sandbox.h"
 #include "sandbox/sandbox_settings.h"
@@ -37,10 +39,17 @@ nl::json string_or(const nl::json& frame, const char* key, nl::json fallback) {
   return it != frame.end() && !it->is_null() ? *it : fallback;
 }
 
+// The reply a client that relays the prompt gives when its own client
+// cannot show it (the MCP server's Slurm bridge, for an MCP client without
+// elicitation): a denial with that reason, as for a local MCP kernel. Any
+// client may send it; it can only deny.
+constexpr std::string_view kClientCannotAskReply = "\x1bopenai4s:client-cannot-ask";
+
 // The approval prompt, as every front door renders it (escaped, visibly
 // cut): [y]es once / [a]lways (when offered) / [N]o; anything else is no.
 host::ApprovalAnswer ask_the_user(const host::ApprovalRequest& request) {
   std::string answer = xeus::blocking_input_request("openai4s: " + request.text.prompt, false);
+  if (answer == kClientCannotAskReply) return host::ApprovalAnswer::kClientCannotAsk;
   std::string word;
   for (char c : answer) {
     if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {
@@ -234,7 +243,12 @@ void Interpreter::stop_worker() {
   if (manager_) manager_->shutdown();
 }
 
-void Interpreter::configure_impl() {}
+void Interpreter::configure_impl() {
+  register_variables_comm(comm_manager(), [this](long long limit) -> Result<nl::json> {
+    if (Status ready = ensure_worker(); !ready) return std::move(ready).error();
+    return manager_->inspect_variables(limit);
+  });
+}
 
 Status Interpreter::ensure_worker(bool& waited) {
   waited = !start_finished();

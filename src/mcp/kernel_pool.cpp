@@ -118,11 +118,16 @@ Status KernelPool::apart_from_others(const std::string& wanted, const std::strin
     return refuse("contains the kernels' default workspaces");
   }
   std::lock_guard lock(mutex_);
+  auto nests = [&](const std::string& other) {
+    return other != wanted && (path_contains(wanted, other) || path_contains(other, wanted));
+  };
   for (const auto& [id, other] : kernels_) {
-    if (other->workspace == wanted) continue;
-    if (path_contains(wanted, other->workspace) || path_contains(other->workspace, wanted)) {
+    if (nests(other->workspace)) {
       return refuse("nests with kernel " + id + "'s workspace " + other->workspace);
     }
+  }
+  for (const auto& [id, other] : outside_) {
+    if (nests(other)) return refuse("nests with kernel " + id + "'s workspace " + other);
   }
   return {};
 }
@@ -189,9 +194,15 @@ Status KernelPool::reserve_slot(const std::string& language) {
                       "this server has no R: install R (Rscript on PATH) and start it again");
   }
   std::lock_guard lock(mutex_);
+  if (Status free = slot_free(); !free) return free;
+  ++starting_;
+  return {};
+}
+
+Status KernelPool::slot_free() const {
   if (stopping_) return make_error(ErrorCode::kNotAlive, "the server is shutting down");
   const std::size_t jobs = job_workers(kernels_);
-  if (kernels_.size() + starting_ + jobs >= settings_.max_kernels) {
+  if (kernels_.size() + starting_ + outside_.size() + jobs >= settings_.max_kernels) {
     const std::string counted =
         jobs == 0 ? "" : ", counting " + std::to_string(jobs) + " background jobs' workers";
     return make_error(ErrorCode::kBusy, "the server already runs " +
@@ -199,8 +210,22 @@ Status KernelPool::reserve_slot(const std::string& language) {
                                             " kernels (--max-kernels" + counted +
                                             "): shut one down with shutdown_kernel");
   }
-  ++starting_;
   return {};
+}
+
+Status KernelPool::hold_outside(const std::string& kernel_id, const std::string& workspace) {
+  std::lock_guard lock(mutex_);
+  if (Status free = slot_free(); !free) return free;
+  outside_[kernel_id] = workspace;
+  return {};
+}
+
+void KernelPool::release_outside(const std::string& kernel_id) {
+  {
+    std::lock_guard lock(mutex_);
+    outside_.erase(kernel_id);
+  }
+  poke_warm_pools();
 }
 
 // The kernel's identity, workspace (pinned) and root frame; no process yet.

@@ -118,11 +118,18 @@ class KernelPool {
   std::size_t warm_ready(const std::string& language);
   std::shared_ptr<store::Store> store() const { return store_; }
 
+  // Kernels this pool does not run (the Slurm kernels, slurm_kernels.h)
+  // follow its rules: a requested workspace is checked by choose_workspace,
+  // and each holds a slot under --max-kernels and its workspace (which no
+  // other kernel's may nest with) from hold_outside until release_outside.
+  Result<std::string> choose_workspace(const std::string& kernel_id,
+                                       const std::optional<std::string>& requested);
+  Status hold_outside(const std::string& kernel_id, const std::string& workspace);
+  void release_outside(const std::string& kernel_id);
+
  private:
   KernelPool(PoolSettings settings, sandbox::SandboxSettings sandbox,
              std::shared_ptr<store::Store> store);
-  Result<std::string> choose_workspace(const std::string& kernel_id,
-                                       const std::optional<std::string>& requested);
   Status apart_from_others(const std::string& wanted, const std::string& root);
   void close_kernel(const std::shared_ptr<Kernel>& kernel);
   void housekeep();
@@ -130,6 +137,7 @@ class KernelPool {
   // create's steps: a slot under --max-kernels, the kernel's identity,
   // workspace and frame, its manager's options, its worker started.
   Status reserve_slot(const std::string& language);
+  Status slot_free() const;  // under mutex_
   Result<std::shared_ptr<Kernel>> describe_kernel(const std::string& language,
                                                   const std::optional<std::string>& workspace,
                                                   const std::optional<std::string>& warm_workspace);
@@ -157,7 +165,8 @@ class KernelPool {
 
   std::mutex mutex_;  // guards kernels_, executions_, stopping_
   std::map<std::string, std::shared_ptr<Kernel>> kernels_;
-  std::size_t starting_ = 0;  // kernels being created (counted against the limit)
+  std::size_t starting_ = 0;                    // kernels being created (counted against the limit)
+  std::map<std::string, std::string> outside_;  // hold_outside's: kernel id -> workspace
   std::map<std::string, std::shared_ptr<Execution>> executions_;
   std::vector<std::string> execution_order_;  // oldest first, bounded
   bool stopping_ = false;

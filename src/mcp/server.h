@@ -119,6 +119,9 @@ class McpServer {
   // A Slurm kernel's tool call (slurm_tools.cpp), or nullopt when
   // `kernel_id` names none (the local pool's then).
   std::optional<Json> slurm_tool(const std::string& tool, ToolCall& call);
+  // The workspace (as created) of a kernel, local or on Slurm, for the
+  // file tools; nullopt for an unknown kernel_id.
+  std::optional<std::pair<std::string, DirectoryId>> workspace_of(const std::string& kernel_id);
   Json slurm_create_kernel(ToolCall& call);
   Json slurm_execute(const std::shared_ptr<SlurmKernel>& kernel, ToolCall& call);
   bool slurm_engine(const ToolCall& call) const;

@@ -1,13 +1,14 @@
 #include "mcp/slurm_kernels.h"
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <ctime>
-#include <filesystem>
 
-#include "base/paths.h"
 #include "base/random_id.h"
 #include "base/utc_time.h"
 #include "mcp/write_all.h"
@@ -20,8 +21,6 @@ extern char** environ;
 
 namespace o4s::mcp {
 
-namespace fs = std::filesystem;
-
 namespace {
 
 // Executions kept for get_execution, as the local pool keeps them.
@@ -29,6 +28,10 @@ constexpr std::size_t kExecutionsKept = 256;
 // How long a shut-down bridge may take to end its job (shutdown_request,
 // then scancel) before it is killed.
 constexpr auto kShutdownWait = std::chrono::seconds(60);
+// How long the job's kernel may take to list its variables.
+constexpr auto kVariablesWait = std::chrono::seconds(90);
+// How often idle kernels are looked for.
+constexpr auto kHousekeepingTick = std::chrono::seconds(1);
 
 // The server's environment for the bridge (and so the job: sbatch
 // --export=ALL), with the package importable and the records going to the
@@ -51,6 +54,26 @@ std::vector<std::string> bridge_env(const SlurmSettings& settings) {
 
 std::chrono::milliseconds seconds(double s) {
   return std::chrono::milliseconds(static_cast<long long>(s * 1000));
+}
+
+// A job whose bridge died without shutting it down: scancel it (as the
+// provisioner's own cleanup would have) rather than leave it to its time
+// limit. A job that already ended makes scancel only complain.
+void cancel_job(const std::string& job_id) {
+  std::fprintf(stderr, "openai4s-mcp: the bridge of Slurm job %s ended: scancel %s\n",
+               job_id.c_str(), job_id.c_str());
+  proc::SpawnRequest request;
+  request.argv = {"scancel", job_id};
+  for (char** entry = environ; *entry != nullptr; ++entry) request.env.emplace_back(*entry);
+  auto spawned = proc::spawn_with_pipes(request);
+  if (!spawned) {
+    std::fprintf(stderr, "openai4s-mcp: scancel %s: %s\n", job_id.c_str(),
+                 spawned.error().message.c_str());
+    return;
+  }
+  int status = 0;
+  while (::waitpid(spawned->pid, &status, 0) < 0 && errno == EINTR) {
+  }
 }
 
 }  // namespace
@@ -98,10 +121,12 @@ Status SlurmKernel::launch(const SlurmSettings& settings) {
   std::lock_guard lock(mutex_);
   job_id_ = started.value().value("job_id", "");
   state_ = "idle";
+  last_used_at_ = std::chrono::steady_clock::now();  // idle from here
   return {};
 }
 
 bool SlurmKernel::send(const Json& request) {
+  std::lock_guard lock(send_mutex_);
   return to_bridge_.get() >= 0 && write_all(to_bridge_.get(), request.dump() + "\n");
 }
 
@@ -116,31 +141,68 @@ void SlurmKernel::read_answers() {
     Json message = Json::parse(*line.value(), nullptr, false);
     if (message.is_object()) take(std::move(message));
   }
-  std::lock_guard lock(mutex_);
-  bridge_gone_ = true;
-  state_ = "dead";
-  if (running_) {
-    running_->finish(make_error(ErrorCode::kWorkerExited, "the Slurm kernel's bridge ended"));
-    running_.reset();
+  std::string orphan;
+  {
+    std::lock_guard lock(mutex_);
+    bridge_gone_ = true;
+    state_ = "dead";
+    if (running_) {
+      running_->finish(make_error(ErrorCode::kWorkerExited, "the Slurm kernel's bridge ended"));
+      running_.reset();
+    }
+    if (!closing_ && !shut_down_) orphan = job_id_;
+    changed_.notify_all();
   }
-  changed_.notify_all();
+  if (!orphan.empty()) cancel_job(orphan);
 }
 
 void SlurmKernel::take(Json message) {
   const std::string op = message.value("op", "");
+  if (op == "ask") return start_asking(message.value("prompt", ""));
   std::lock_guard lock(mutex_);
-  if (op == "stdout" && running_) {
+  if (op == "job") {
+    if (message["job_id"].is_string()) job_id_ = message["job_id"];
+  } else if (op == "shut_down") {
+    shut_down_ = true;
+    answers_.push_back(std::move(message));
+  } else if (op == "stdout" && running_) {
     (void)running_->deliver(message.value("text", ""));
   } else if ((op == "display") && running_) {
     (void)running_->deliver(message["bundle"]);
   } else if (op == "done" && running_) {
     running_->finish(message["response"]);
     running_.reset();
+    asker_ = nullptr;
     state_ = "idle";
+    last_used_at_ = std::chrono::steady_clock::now();
   } else if (op != "stdout" && op != "stderr" && op != "display" && op != "done") {
     answers_.push_back(std::move(message));
   }
   changed_.notify_all();
+}
+
+void SlurmKernel::start_asking(const std::string& prompt) {
+  std::shared_ptr<Execution> execution;
+  Asker ask;
+  {
+    std::lock_guard lock(mutex_);
+    execution = running_;
+    ask = asker_;
+  }
+  std::lock_guard guard(asking_mutex_);
+  // The kernel asks one question at a time: the last one was answered.
+  if (asking_.joinable()) asking_.join();
+  if (!execution || !ask) {
+    (void)send(Json{{"op", "answer"}, {"value", "n"}});
+    return;
+  }
+  // On a thread of its own: the answers keep being read meanwhile (an
+  // interrupt, the bridge's end), and the person may take minutes.
+  asking_ = std::thread([this, ask, execution, prompt] {
+    Json reply = ask(prompt, execution);
+    reply["op"] = "answer";
+    (void)send(reply);
+  });
 }
 
 Result<Json> SlurmKernel::call(const Json& request, std::chrono::milliseconds timeout) {
@@ -165,7 +227,8 @@ Result<Json> SlurmKernel::call(const Json& request, std::chrono::milliseconds ti
 }
 
 Result<std::shared_ptr<Execution>> SlurmKernel::execute(const std::string& code,
-                                                        std::optional<double> timeout_s) {
+                                                        std::optional<double> timeout_s,
+                                                        Asker ask) {
   std::shared_ptr<Execution> execution;
   {
     std::lock_guard lock(mutex_);
@@ -177,8 +240,10 @@ Result<std::shared_ptr<Execution>> SlurmKernel::execute(const std::string& code,
     }
     execution = std::make_shared<Execution>(uuid4(), id, ++cells_run_);
     running_ = execution;
+    asker_ = std::move(ask);
     state_ = "busy";
     last_used_ = utc_timestamp();
+    last_used_at_ = std::chrono::steady_clock::now();
   }
   if (!send(Json{{"op", "execute"}, {"code", code}})) {
     std::lock_guard lock(mutex_);
@@ -191,6 +256,21 @@ Result<std::shared_ptr<Execution>> SlurmKernel::execute(const std::string& code,
     deadline_ = std::thread([this, execution, t = *timeout_s] { watch_deadline(execution, t); });
   }
   return execution;
+}
+
+Result<Json> SlurmKernel::variables(long long limit) {
+  {
+    std::lock_guard lock(mutex_);
+    if (bridge_gone_) return make_error(ErrorCode::kNotAlive, "kernel " + id + " is dead");
+    if (running_) return make_error(ErrorCode::kBusy, "a cell runs");
+    last_used_at_ = std::chrono::steady_clock::now();
+  }
+  return call(Json{{"op", "variables"}, {"limit", limit}}, kVariablesWait);
+}
+
+bool SlurmKernel::idle_since(std::chrono::steady_clock::time_point cutoff) {
+  std::lock_guard lock(mutex_);
+  return !running_ && last_used_at_ <= cutoff;
 }
 
 void SlurmKernel::watch_deadline(std::shared_ptr<Execution> execution, double timeout_s) {
@@ -211,10 +291,28 @@ Status SlurmKernel::interrupt(StopReason reason) {
 void SlurmKernel::close() {
   if (!process_) return;
   // The bridge shuts the job down at end of input; a bridge that cannot is
-  // killed (its job then ends at its time limit, as an abandoned one would).
-  to_bridge_.reset();
-  if (!process_->wait_exit(kShutdownWait)) process_->kill_group();
+  // killed, and its job cancelled.
+  {
+    std::lock_guard lock(mutex_);
+    closing_ = true;
+  }
+  {
+    std::lock_guard lock(send_mutex_);
+    to_bridge_.reset();
+  }
+  bool ended = process_->wait_exit(kShutdownWait);
+  if (!ended) process_->kill_group();
   if (reader_.joinable()) reader_.join();
+  std::string job;
+  {
+    std::lock_guard lock(mutex_);
+    if (!ended && !shut_down_) job = job_id_;
+  }
+  if (!job.empty()) cancel_job(job);
+  {
+    std::lock_guard guard(asking_mutex_);
+    if (asking_.joinable()) asking_.join();
+  }
   std::lock_guard guard(deadline_mutex_);
   if (deadline_.joinable()) deadline_.join();
   process_.reset();
@@ -227,25 +325,20 @@ Json SlurmKernel::describe() {
               {"workspace", workspace}, {"engine", "slurm"},       {"job_id", job_id_}};
 }
 
-Result<std::string> SlurmKernels::choose_workspace(
-    const std::string& id, const std::optional<std::string>& requested) const {
-  if (!requested) {
-    std::string path = settings_.workspace_root + "/slurm-" + id;
-    if (::mkdir(path.c_str(), 0700) != 0) return system_error("mkdir: " + path, errno);
-    return path;
-  }
-  auto root = real_path(settings_.workspace_root);
-  std::string wanted = *requested;
-  if (root && !wanted.empty() && wanted[0] != '/') wanted = root.value() + "/" + wanted;
-  auto real = real_path(wanted);
-  if (!root || !real || !fs::is_directory(real.value()) ||
-      !path_contains(root.value(), real.value())) {
-    return make_error(ErrorCode::kInvalidArgument,
-                      "workspace must be an existing directory under the server's "
-                      "--workspace-root: " +
-                          *requested);
-  }
-  return real.value();
+SlurmKernels::SlurmKernels(SlurmSettings settings, KernelPool& pool)
+    : settings_(std::move(settings)), pool_(pool) {
+  if (settings_.idle_timeout.count() > 0) housekeeper_ = std::thread([this] { housekeep(); });
+}
+
+// The default: a fresh directory under --workspace-root (which the compute
+// nodes see, unlike, perhaps, the data dir); a requested one is checked as
+// a local kernel's is.
+Result<std::string> SlurmKernels::choose_workspace(const std::string& id,
+                                                   const std::optional<std::string>& requested) {
+  if (requested) return pool_.choose_workspace(id, requested);
+  std::string path = settings_.workspace_root + "/slurm-" + id;
+  if (::mkdir(path.c_str(), 0700) != 0) return system_error("mkdir: " + path, errno);
+  return path;
 }
 
 Result<std::shared_ptr<SlurmKernel>> SlurmKernels::create(
@@ -258,10 +351,17 @@ Result<std::shared_ptr<SlurmKernel>> SlurmKernels::create(
   if (!chosen) return std::move(chosen).error();
   auto pinned = directory_id(chosen.value());
   if (!pinned) return std::move(pinned).error();
+  // The slot (and the workspace's claim) is held from before the job is
+  // submitted: a queued start takes minutes.
+  if (Status held = pool_.hold_outside(id, chosen.value()); !held) {
+    if (!workspace) ::rmdir(chosen.value().c_str());
+    return std::move(held).error();
+  }
   auto kernel = std::make_shared<SlurmKernel>(id, language, chosen.value());
   kernel->workspace_id = pinned.value();
   if (Status launched = kernel->launch(settings_); !launched) {
     kernel->close();
+    pool_.release_outside(id);
     return make_error(launched.error().code,
                       "the Slurm job did not start a kernel: " + launched.error().message);
   }
@@ -303,8 +403,14 @@ Status SlurmKernels::shutdown(const std::string& kernel_id) {
   }
   (void)kernel->interrupt(StopReason::kInterrupted);
   auto done = kernel->call(Json{{"op", "shutdown"}}, kShutdownWait);
+  // Whatever the bridge answered (or, dead, could not), close() ends it
+  // and, were it killed, cancels the job: the kernel is gone either way.
+  if (!done) {
+    std::fprintf(stderr, "openai4s-mcp: Slurm kernel %s: shutdown: %s\n", kernel_id.c_str(),
+                 done.error().message.c_str());
+  }
   kernel->close();
-  if (!done) return std::move(done).error();
+  pool_.release_outside(kernel_id);
   return {};
 }
 
@@ -332,9 +438,31 @@ void SlurmKernels::shutdown_all() {
   std::vector<std::string> ids;
   {
     std::lock_guard lock(mutex_);
+    stopping_ = true;
     for (auto& [id, kernel] : kernels_) ids.push_back(id);
   }
+  wake_.notify_all();
+  if (housekeeper_.joinable()) housekeeper_.join();
   for (auto& id : ids) (void)shutdown(id);
+}
+
+void SlurmKernels::housekeep() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    wake_.wait_for(lock, kHousekeepingTick);
+    if (stopping_) break;
+    auto cutoff = std::chrono::steady_clock::now() - settings_.idle_timeout;
+    std::vector<std::shared_ptr<SlurmKernel>> kernels;
+    for (auto& [id, kernel] : kernels_) kernels.push_back(kernel);
+    lock.unlock();
+    for (auto& kernel : kernels) {
+      if (!kernel->idle_since(cutoff)) continue;
+      std::fprintf(stderr, "openai4s-mcp: Slurm kernel %s was idle for %llds: shut down\n",
+                   kernel->id.c_str(), static_cast<long long>(settings_.idle_timeout.count()));
+      (void)shutdown(kernel->id);
+    }
+    lock.lock();
+  }
 }
 
 }  // namespace o4s::mcp

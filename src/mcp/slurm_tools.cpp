@@ -1,40 +1,69 @@
 // The tools for kernels that run as Slurm jobs (slurm_kernels.h). They
-// answer in the same shapes as the local kernels' tools; what a Slurm
-// kernel cannot do yet (list_variables, approvals asked of the client) is
-// a clear tool error, never a hang.
-#include "mcp/base64.h"
+// answer in the same shapes as the local kernels' tools, and a cell's
+// approval question is put to the client as a local kernel's is.
+#include "mcp/approval_question.h"
 #include "mcp/execution_result.h"
+#include "mcp/protocol_era.h"
 #include "mcp/server.h"
-#include "mcp/workspace_files.h"
 
 namespace o4s::mcp {
 
 namespace {
 
-Json slurm_file(const SlurmKernel& kernel, const std::string& tool, ToolCall& call) {
-  if (tool == "read_file") {
-    auto read = read_workspace_file(kernel.workspace, kernel.workspace_id, call.arguments["path"],
-                                    call.arguments.value("offset", 0LL),
-                                    call.arguments.value("length", 1LL << 20));
-    if (!read) return tool_error("read_file: " + read.error().message);
-    return ok_result(read.value());
+// The bridge's answer for the Jupyter kernel's prompt.
+Json slurm_reply(const std::optional<Json>& answer) {
+  std::string decision = answer ? elicited_decision(*answer) : "";
+  return Json{{"value", decision == "once" ? "y" : decision == "always" ? "a" : "n"}};
+}
+
+// Who answers a Slurm cell's approval question: the client, by
+// elicitation (on the session, or for a 2026-07-28 call as the execution's
+// question), as for a local kernel; a client without elicitation is
+// refused with the local kernels' reason.
+SlurmKernel::Asker slurm_asker(const ToolCall& call, const std::shared_ptr<SlurmKernel>& kernel) {
+  std::weak_ptr<Session> weak = call.session;
+  bool stateless = call.stateless;
+  bool form_capable = can_elicit_form(call.client_capabilities);
+  std::weak_ptr<SlurmKernel> weak_kernel = kernel;
+  return [=](const std::string& prompt, const std::shared_ptr<Execution>& execution) -> Json {
+    auto give_up = [execution] { return execution->stop_requested() || execution->finished(); };
+    auto live = weak_kernel.lock();
+    if (!live) return Json{{"value", "n"}};
+    if (stateless) {
+      if (!form_capable) return Json{{"cannot_ask", true}};
+      Json question{{"method", "elicitation/create"},
+                    {"params", prompt_elicitation(prompt, live->id + " (a Slurm job)", true)}};
+      return slurm_reply(execution->ask_question(std::move(question), kApprovalWait, give_up));
+    }
+    auto client = weak.lock();
+    if (!client || client->closed()) return Json{{"value", "n"}};
+    if (!client->client_can_elicit()) return Json{{"cannot_ask", true}};
+    Json params = prompt_elicitation(prompt, live->id + " (a Slurm job)",
+                                     client->protocol_version() >= "2025-11-25");
+    auto answer = client->ask("elicitation/create", params, kApprovalWait, give_up);
+    return slurm_reply(answer ? std::optional<Json>(answer.value()) : std::nullopt);
+  };
+}
+
+Json slurm_variables(SlurmKernel& kernel) {
+  auto answer = kernel.variables(200);
+  if (!answer) {
+    if (answer.error().code == ErrorCode::kBusy) {
+      return tool_error("list_variables: kernel " + kernel.id +
+                        " is running a cell; ask again when it is idle");
+    }
+    return tool_error("list_variables: " + answer.error().message);
   }
-  std::string content = call.arguments["content"];
-  if (call.arguments.value("encoding", "utf-8") == "base64") {
-    auto decoded = base64_decode(content);
-    if (!decoded) return tool_error("write_file: content is not valid (padded, standard) base64");
-    content = std::move(*decoded);
-  }
-  auto written =
-      write_workspace_file(kernel.workspace, kernel.workspace_id, call.arguments["path"], content);
-  if (!written) return tool_error("write_file: " + written.error().message);
-  return ok_result(written.value());
+  Json out{{"variables", answer.value().value("variables", Json::array())}};
+  if (answer.value().contains("truncated")) out["truncated"] = answer.value()["truncated"];
+  return ok_result(std::move(out));
 }
 
 }  // namespace
 
 void McpServer::use_slurm(SlurmSettings settings, bool by_default) {
-  slurm_ = std::make_unique<SlurmKernels>(std::move(settings));
+  settings.idle_timeout = pool_.settings().idle_timeout;
+  slurm_ = std::make_unique<SlurmKernels>(std::move(settings), pool_);
   slurm_by_default_ = by_default;
 }
 
@@ -75,7 +104,8 @@ Json McpServer::slurm_execute(const std::shared_ptr<SlurmKernel>& kernel, ToolCa
   std::optional<double> timeout_s;
   if (call.arguments.contains("timeout_s")) timeout_s = call.arguments["timeout_s"].get<double>();
   auto max_chars = static_cast<std::size_t>(call.arguments.value("max_output_chars", 20000LL));
-  auto started = kernel->execute(call.arguments["code"].get<std::string>(), timeout_s);
+  auto started = kernel->execute(call.arguments["code"].get<std::string>(), timeout_s,
+                                 slurm_asker(call, kernel));
   if (!started) return tool_error("execute: " + started.error().message);
   auto execution = started.value();
   slurm_->remember(execution);
@@ -115,8 +145,8 @@ std::optional<Json> McpServer::slurm_tool(const std::string& tool, ToolCall& cal
     if (auto done = slurm_->shutdown(id); !done) return tool_error(done.error().message);
     return ok_result(Json{{"kernel_id", id}, {"shut_down", true}});
   }
-  if (tool == "read_file" || tool == "write_file") return slurm_file(*kernel, tool, call);
-  return tool_error(tool + ": not available for a kernel on Slurm yet");
+  if (tool == "list_variables") return slurm_variables(*kernel);
+  return tool_error(tool + ": not available for a kernel on Slurm");
 }
 
 }  // namespace o4s::mcp

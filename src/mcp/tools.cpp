@@ -3,6 +3,7 @@
 // fix; the server's own failures are too, so the agent always reads why.
 #include <chrono>
 
+#include "mcp/approval_question.h"
 #include "mcp/base64.h"
 #include "mcp/execution_result.h"
 #include "mcp/server.h"
@@ -18,8 +19,6 @@ using Clock = std::chrono::steady_clock;
 // for at most 5 s; clients that reset their timeout on progress then wait
 // as long as the cell runs).
 constexpr auto kProgressEvery = std::chrono::seconds(2);
-// How long a person has to answer an approval before it is denied.
-constexpr auto kApprovalWait = std::chrono::seconds(600);
 
 std::string unknown_kernel(const std::string& id) {
   return "unknown kernel_id '" + id +
@@ -27,39 +26,12 @@ std::string unknown_kernel(const std::string& id) {
          "kernels; create_kernel starts a new one.";
 }
 
-// The decision in an elicitation answer, or "" for anything else (the
-// caller denies): the client's JSON is not trusted to have our shape.
-std::string elicited_decision(const Json& answer) {
-  if (!answer.is_object()) return "";
-  auto action = answer.find("action");
-  if (action == answer.end() || *action != "accept") return "";
-  auto content = answer.find("content");
-  if (content == answer.end() || !content->is_object()) return "";
-  auto decision = content->find("decision");
-  return decision != content->end() && decision->is_string() ? decision->get<std::string>() : "";
-}
-
 // The elicitation for one approval: the shared rendering (controls, bidi
 // and invisible characters escaped, a long target cut visibly), "always"
 // only for a target shown whole and verbatim.
 Json approval_elicitation(const host::ApprovalRequest& request, const std::string& kernel_id,
                           bool form_mode) {
-  Json choices = Json::array({"once"});
-  Json names = Json::array({"Allow once"});
-  if (request.text.always_offered) {
-    choices.push_back("always");
-    names.push_back("Always allow (this kernel)");
-  }
-  choices.push_back("deny");
-  names.push_back("Deny");
-  Json schema{{"type", "object"},
-              {"properties",
-               {{"decision",
-                 {{"type", "string"},
-                  {"title", "Decision"},
-                  {"enum", std::move(choices)},
-                  {"enumNames", std::move(names)}}}}},
-              {"required", {"decision"}}};
+  Json schema = approval_schema(request.text.always_offered);
   std::string message = "A cell in kernel " + kernel_id + " asks to run host." + request.tool +
                         ":\n" + request.text.target_block;
   if (!request.text.reason_block.empty()) {
@@ -289,6 +261,9 @@ Json McpServer::resume_execution(ToolCall& call, const std::string& tool) {
   std::size_t colon = state.find(':');
   auto execution =
       colon == std::string::npos ? nullptr : pool_.find_execution(state.substr(0, colon));
+  if (!execution && slurm_ && colon != std::string::npos) {
+    execution = slurm_->find_execution(state.substr(0, colon));
+  }
   // Bound to the call that asked: the same kernel (execute) or execution.
   bool same = execution &&
               (tool == "execute" ? call.arguments.value("kernel_id", "") == execution->kernel_id()
@@ -366,12 +341,22 @@ Json McpServer::list_variables(ToolCall& call) {
   return ok_result(std::move(out));
 }
 
+std::optional<std::pair<std::string, DirectoryId>> McpServer::workspace_of(
+    const std::string& kernel_id) {
+  if (auto kernel = pool_.find(kernel_id)) {
+    return std::make_pair(kernel->workspace, kernel->workspace_id);
+  }
+  if (auto remote = slurm_ ? slurm_->find(kernel_id) : nullptr) {
+    return std::make_pair(remote->workspace, remote->workspace_id);
+  }
+  return std::nullopt;
+}
+
 Json McpServer::read_file(ToolCall& call) {
   std::string id = call.arguments["kernel_id"];
-  if (auto remote = slurm_tool("read_file", call)) return *remote;
-  auto kernel = pool_.find(id);
-  if (!kernel) return tool_error(unknown_kernel(id));
-  auto read = read_workspace_file(kernel->workspace, kernel->workspace_id, call.arguments["path"],
+  auto workspace = workspace_of(id);
+  if (!workspace) return tool_error(unknown_kernel(id));
+  auto read = read_workspace_file(workspace->first, workspace->second, call.arguments["path"],
                                   call.arguments.value("offset", 0LL),
                                   call.arguments.value("length", 1LL << 20));
   if (!read) return tool_error("read_file: " + read.error().message);
@@ -386,17 +371,16 @@ Json McpServer::read_file(ToolCall& call) {
 
 Json McpServer::write_file(ToolCall& call) {
   std::string id = call.arguments["kernel_id"];
-  if (auto remote = slurm_tool("write_file", call)) return *remote;
-  auto kernel = pool_.find(id);
-  if (!kernel) return tool_error(unknown_kernel(id));
+  auto workspace = workspace_of(id);
+  if (!workspace) return tool_error(unknown_kernel(id));
   std::string content = call.arguments["content"];
   if (call.arguments.value("encoding", "utf-8") == "base64") {
     auto decoded = base64_decode(content);
     if (!decoded) return tool_error("write_file: content is not valid (padded, standard) base64");
     content = std::move(*decoded);
   }
-  auto written = write_workspace_file(kernel->workspace, kernel->workspace_id,
-                                      call.arguments["path"], content);
+  auto written =
+      write_workspace_file(workspace->first, workspace->second, call.arguments["path"], content);
   if (!written) return tool_error("write_file: " + written.error().message);
   return ok_result(written.value());
 }

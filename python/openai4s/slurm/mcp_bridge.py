@@ -13,29 +13,53 @@ The pipe carries one JSON object per line. Requests on stdin:
     {"op": "start", "kernel_name": K, "cwd": DIR}
     {"op": "execute", "code": C}      (one at a time; others wait for it)
     {"op": "interrupt"}                (while a cell runs; no answer)
+    {"op": "answer", "value": V}       (to an "ask", while its cell runs)
+    {"op": "answer", "cannot_ask": true}  (the client shows no prompts)
+    {"op": "variables", "limit": N}    (between cells)
     {"op": "restart"}
     {"op": "shutdown"}                 (also at end of input: no job outlives
                                         the server)
 
-Answers on stdout: {"op": "started"|"restarted", "job_id", "node"}, for a
-cell any number of {"op": "stdout"|"stderr", "text"} and
-{"op": "display", "bundle"} and then {"op": "done", "response"} (the
-response in the shape the C++ kernel manager gives: stdout, stderr, error
-text, interrupted), {"op": "shut_down"}, or {"op": "failed", "error"}.
-Logs go to stderr.
+Answers on stdout: {"op": "job", "job_id"} as soon as a start or restart
+submitted its job (so the server can scancel it should this process die
+before it answers), {"op": "started"|"restarted", "job_id", "node"}, for a
+cell any number of {"op": "stdout"|"stderr", "text"},
+{"op": "display", "bundle"} and {"op": "ask", "prompt"} (the kernel's
+approval question, its input_request) and then {"op": "done", "response"}
+(the response in the shape the C++ kernel manager gives: stdout, stderr,
+error text, interrupted), {"op": "variables", "variables", "truncated"},
+{"op": "shut_down"}, or {"op": "failed", "error"}. Logs go to stderr.
+
+While a kernel runs, this process keeps its job's lease: the provisioner's
+`lease` (OPENAI4S_SLURM_LEASE_S, default 60 s) makes the job end when its
+launcher stops renewing it, so a killed server leaves no job running.
 """
 
 import json
+import os
 import queue
 import sys
 import threading
 import time
+import uuid
 
 _OUT = threading.Lock()
 #: Seconds between checks that the job still runs while a cell does.
 _ALIVE_EVERY = 1.0
 #: Seconds a running cell waits for output before it looks for requests.
 _POLL = 0.1
+#: The job's lease when OPENAI4S_SLURM_LEASE_S does not set it (seconds).
+_LEASE = 60.0
+#: The Jupyter kernel's comm for the namespace's variables
+#: (src/jupyter/variables_comm.h) and how long it may take to answer.
+_VARIABLES_TARGET = "openai4s.variables"
+_VARIABLES_WAIT = 60.0
+#: The input_reply the Jupyter kernel takes as "this client cannot show
+#: approval prompts" (src/jupyter/interpreter.cpp, kClientCannotAskReply):
+#: a denial with that reason, as the MCP server gives for a local kernel.
+CLIENT_CANNOT_ASK = "\x1bopenai4s:client-cannot-ask"
+#: How the Jupyter kernel's approval prompts begin (ask_the_user there).
+_APPROVAL_PROMPT = "openai4s: "
 
 
 def send(message):
@@ -55,6 +79,8 @@ class Bridge:
         self.km = None
         self.kc = None
         self.deferred = []  # requests that came while a cell ran
+        #: When the running cell was last interrupted (None: it was not).
+        self.interrupted_at = None
 
     def next_request(self):
         if self.deferred:
@@ -63,9 +89,13 @@ class Bridge:
 
     def start(self, request):
         from jupyter_client.manager import KernelManager
+        from traitlets.config import Config
 
-        self.km = KernelManager(kernel_name=request["kernel_name"])
-        self.km.start_kernel(cwd=request.get("cwd") or None)
+        config = Config()
+        config.SlurmProvisioner.lease = lease_seconds()
+        self.km = KernelManager(kernel_name=request["kernel_name"], config=config)
+        with JobReporter(self.km):
+            self.km.start_kernel(cwd=request.get("cwd") or None)
         self._connect()
         return {"op": "started", **self._where()}
 
@@ -81,7 +111,8 @@ class Bridge:
         return {"job_id": provisioner.job_id, "record": provisioner.record}
 
     def restart(self):
-        self.km.restart_kernel(now=True)
+        with JobReporter(self.km):
+            self.km.restart_kernel(now=True)
         self._connect()
         return {"op": "restarted", **self._where()}
 
@@ -95,6 +126,37 @@ class Bridge:
     def interrupt(self):
         if self.km is not None and self.km.has_kernel:
             self.km.interrupt_kernel()
+            self.interrupted_at = time.monotonic()
+
+    def variables(self, limit):
+        """The worker's listing, through the kernel's variables comm."""
+        comm_id = uuid.uuid4().hex
+        content = {"comm_id": comm_id, "target_name": _VARIABLES_TARGET, "data": {"limit": limit}}
+        self.kc.shell_channel.send(self.kc.session.msg("comm_open", content))
+        deadline = time.monotonic() + _VARIABLES_WAIT
+        while time.monotonic() < deadline:
+            try:
+                msg = self.kc.get_iopub_msg(timeout=_POLL)
+            except queue.Empty:
+                continue
+            if msg["content"].get("comm_id") != comm_id:
+                continue
+            data = msg["content"].get("data") or {}
+            if msg["msg_type"] == "comm_close" or "error" in data:
+                why = data.get("error") or "the kernel has no variables comm"
+                return {"op": "failed", "error": why}
+            if msg["msg_type"] == "comm_msg":
+                return {"op": "variables", **data}
+        return {
+            "op": "failed",
+            "error": f"the kernel did not list its variables in {_VARIABLES_WAIT:g} s",
+        }
+
+    def answer(self, request):
+        """The person's answer (or the client's inability) to the kernel's
+        approval question."""
+        value = CLIENT_CANNOT_ASK if request.get("cannot_ask") else str(request.get("value", ""))
+        self.kc.input(value)
 
     def execute(self, code):
         try:
@@ -111,8 +173,12 @@ class Bridge:
                 request = self.requests.get_nowait()
             except queue.Empty:
                 return
+            op = request.get("op") if request is not None else None
+            if op == "answer":
+                self.answer(request)
+                continue
             self.interrupt()
-            if request is not None and request.get("op") == "interrupt":
+            if op == "interrupt":
                 continue
             self.deferred.append(request)
 
@@ -129,7 +195,10 @@ class Cell:
 
     def run(self, code):
         km, kc = self.bridge.km, self.bridge.kc
-        msg_id = kc.execute(code, allow_stdin=False)
+        self.bridge.interrupted_at = None
+        # The kernel asks its approvals on stdin: relayed to the server,
+        # which puts them to the MCP client.
+        msg_id = kc.execute(code, allow_stdin=True)
         idle = False
         checked = time.monotonic()
         while not idle:
@@ -139,7 +208,9 @@ class Cell:
                 msg = None
             if msg is not None and msg["parent_header"].get("msg_id") == msg_id:
                 idle = self._take(msg)
+            self._relay_question(kc)
             self.bridge.take_requests_while_running()
+            self._interrupt_again(idle)
             if not idle and time.monotonic() - checked >= _ALIVE_EVERY:
                 checked = time.monotonic()
                 if not km.is_alive():
@@ -151,6 +222,31 @@ class Cell:
             "error": self.error,
             "interrupted": self.interrupted,
         }
+
+    def _interrupt_again(self, idle):
+        """An interrupt message that lands before the cell's code runs is
+        lost: it is sent again each second until the cell ends, as the
+        server re-sends SIGINT to a local kernel's worker."""
+        at = self.bridge.interrupted_at
+        if idle:
+            self.bridge.interrupted_at = None
+        elif at is not None and time.monotonic() - at >= _ALIVE_EVERY:
+            self.bridge.interrupt()
+
+    def _relay_question(self, kc):
+        try:
+            msg = kc.get_stdin_msg(timeout=0)
+        except queue.Empty:
+            return
+        if msg["msg_type"] != "input_request":
+            return
+        prompt = msg["content"].get("prompt", "")
+        if prompt.startswith(_APPROVAL_PROMPT):
+            send({"op": "ask", "prompt": prompt})
+        else:
+            # A cell's own input(): the MCP server has no channel for it
+            # (a local kernel's input() fails); it reads an empty line.
+            kc.input("")
 
     def _take(self, msg):
         kind, content = msg["msg_type"], msg["content"]
@@ -182,11 +278,50 @@ def handle(bridge, request):
         return bridge.execute(request.get("code", ""))
     if op == "interrupt":
         return None  # no cell runs: nothing to interrupt
+    if op == "variables":
+        return bridge.variables(request.get("limit", 200))
+    if op == "answer":
+        return None  # its cell ended first: nobody asks any more
     if op == "restart":
         return bridge.restart()
     if op == "shutdown":
         return bridge.shutdown()
     return {"op": "failed", "error": f"unknown op {op!r}"}
+
+
+def lease_seconds():
+    text = os.environ.get("OPENAI4S_SLURM_LEASE_S", "")
+    try:
+        return float(text) if text else _LEASE
+    except ValueError:
+        raise SystemExit(f"OPENAI4S_SLURM_LEASE_S must be a number of seconds, not {text!r}")
+
+
+class JobReporter:
+    """While a start or restart waits for its job, reports the job's id as
+    soon as sbatch gave it: a server that sees this process die scancels
+    it (the start itself may take minutes in a queue)."""
+
+    def __init__(self, km):
+        self.km = km
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self):
+        self.reported = getattr(self.km.provisioner, "job_id", None)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+        self.thread.join()
+
+    def _watch(self):
+        while not self.done.wait(0.05):
+            job_id = getattr(self.km.provisioner, "job_id", None)
+            if job_id and job_id != self.reported:
+                self.reported = job_id
+                send({"op": "job", "job_id": job_id})
 
 
 def read_requests(requests):

@@ -31,7 +31,10 @@ if not __package__:
     # Run by path (`python .../openai4s/slurm/node.py`): the job's interpreter
     # need not have the package installed, only the shared source tree.
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from openai4s.slurm import handoff, records  # noqa: E402
+from openai4s.slurm import handoff, lease, records  # noqa: E402
+
+#: Seconds a kernel whose lease expired has to end after SIGTERM.
+_TERM_WAIT = 10.0
 
 
 def node_address(requested):
@@ -106,15 +109,16 @@ def main(argv):
     job_id = os.environ.get("SLURM_JOB_ID", "")
     shipper = store_shipper(launch, job_id)
     try:
-        return run_kernel(command, info, directory, job_id, shipper)
+        return run_kernel(command, info, directory, job_id, shipper, launch.get("lease") or 0)
     finally:
         if shipper is not None:
             shipper.finish()
 
 
-def run_kernel(command, info, directory, job_id, shipper):
-    """Starts the kernel, reports it in ready.json, and waits for its end;
-    returns its exit status (128 + N for signal N, as a shell says)."""
+def run_kernel(command, info, directory, job_id, shipper, lease_s=0):
+    """Starts the kernel, reports it in ready.json, and waits for its end
+    (or ends it when the launcher's lease expired); returns its exit status
+    (128 + N for signal N, as a shell says)."""
     env = dict(os.environ)
     if shipper is not None:
         env["OPENAI4S_DATA_DIR"] = shipper.data_dir
@@ -132,8 +136,35 @@ def run_kernel(command, info, directory, job_id, shipper):
         public.update(record=shipper.record, node_data_dir=shipper.data_dir)
         shipper.start()
     handoff.write_private(os.path.join(directory, handoff.READY), public)
-    code = kernel.wait()
+    code = wait_for_kernel(kernel, directory, float(lease_s))
     return code if code >= 0 else 128 - code
+
+
+def wait_for_kernel(kernel, directory, lease_s):
+    """The kernel's exit status. With a lease, a kernel whose launcher
+    stopped renewing it (killed, its host lost) is ended: SIGTERM, then
+    SIGKILL."""
+    if lease_s <= 0:
+        return kernel.wait()
+    watcher = lease.Watcher(directory, lease_s)
+    while True:
+        try:
+            return kernel.wait(timeout=lease_s / lease.RENEWALS_PER_LEASE)
+        except subprocess.TimeoutExpired:
+            pass
+        if watcher.expired():
+            break
+    print(
+        f"openai4s.slurm.node: the launcher has not renewed its lease for {lease_s:g} s "
+        "(it is gone): ending the kernel",
+        file=sys.stderr,
+    )
+    kernel.terminate()
+    try:
+        return kernel.wait(timeout=_TERM_WAIT)
+    except subprocess.TimeoutExpired:
+        kernel.kill()
+        return kernel.wait()
 
 
 def store_shipper(launch, job_id):

@@ -16,7 +16,9 @@ cluster's defaults decide. The kernel's lifecycle maps onto the job's:
   only then falls back to `scancel` (terminate, kill);
 - an end Slurm imposed (scancel, time limit, node failure, preemption) is a
   dead kernel whose reason is logged and kept in `exit_reason`;
-- cleanup removes the directory and everything in it.
+- cleanup removes the directory and everything in it;
+- with a `lease`, the job ends its kernel once this process stopped
+  renewing it (see `lease`): a launcher killed outright leaves no job.
 """
 
 import asyncio
@@ -30,6 +32,7 @@ from jupyter_client.provisioning.provisioner_base import KernelProvisionerBase
 from traitlets import Float, List, Unicode
 
 from openai4s.slurm import handoff, slurm_cli
+from openai4s.slurm import lease as job_lease
 
 _POLL_INTERVAL = 0.25
 _STATUS_CACHE_SECONDS = 1.0
@@ -56,6 +59,12 @@ class SlurmProvisioner(KernelProvisionerBase):
         "", config=True, help="node-local parent of the job's live store (default: $TMPDIR or /tmp)"
     )
     record_interval = Float(30.0, config=True, help="seconds between copies of the job's store")
+    lease = Float(
+        0.0,
+        config=True,
+        help="seconds: the job ends its kernel when this launcher has not renewed its lease for "
+        "this long (it was killed); 0: no lease, the job runs until shut down or its time limit",
+    )
 
     job_id = None
     kernel_dir = None
@@ -68,6 +77,7 @@ class SlurmProvisioner(KernelProvisionerBase):
     timings = None
     _last_status = None
     _last_status_at = 0.0
+    _renewer = None
 
     @property
     def has_process(self):
@@ -117,9 +127,17 @@ class SlurmProvisioner(KernelProvisionerBase):
                 "ip": self.ip,
                 # A restart asks the node for the ports it had (see node.py).
                 "previous": {name: self.connection_info.get(name) for name in ("ip", *_PORT_NAMES)},
+                "lease": self.lease,
                 **self._record_settings(),
             },
         )
+        if self.lease > 0 and self._renewer is None:
+            # One renewer for the kernel's life: a restart's new directory
+            # is renewed by the same thread.
+            self._renewer = job_lease.Renewer(lambda: self.kernel_dir, self.lease)
+            self._renewer.start()
+        elif self._renewer is not None:
+            self._renewer.renew()
         script = self._write_job_script(cmd)
         started = time.monotonic()
         self.job_id = await slurm_cli.submit(
@@ -254,6 +272,9 @@ class SlurmProvisioner(KernelProvisionerBase):
     async def cleanup(self, restart=False):
         if self.job_id is not None and await self.poll() is None:
             await slurm_cli.cancel(self.job_id)
+        if not restart and self._renewer is not None:
+            self._renewer.stop()
+            self._renewer = None
         if self.kernel_dir:
             import shutil
 

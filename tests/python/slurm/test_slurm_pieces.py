@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from openai4s.slurm import handoff, slurm_cli
+from openai4s.slurm import handoff, lease, slurm_cli
 
 NODE = Path(handoff.__file__).with_name("node.py")
 
@@ -102,6 +102,32 @@ def test_a_restart_on_the_same_node_gets_its_old_ports_back(tmp_path):
     second = handoff.read_private(str(directory / handoff.READY))
     names = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
     assert [second[n] for n in names] == [first[n] for n in names]
+
+
+def test_the_node_side_ends_a_kernel_whose_launcher_stopped_renewing_its_lease(tmp_path):
+    directory = _kernel_dir(tmp_path)
+    launch = handoff.read_private(str(directory / handoff.LAUNCH))
+    (directory / handoff.LAUNCH).unlink()
+    handoff.write_private(str(directory / handoff.LAUNCH), {**launch, "lease": 1.0})
+    # Nobody renews: the kernel (a long sleep) is ended after about a lease.
+    done = _node(directory, "sleep", "600")
+    assert done.returncode == 128 + 15, done.stderr
+    assert "has not renewed its lease for 1 s" in done.stderr
+
+
+def test_a_renewed_lease_keeps_the_kernel_and_a_stopped_renewer_lets_it_expire(tmp_path):
+    ticks = [0.0]
+    watcher = lease.Watcher(str(tmp_path), 2.0, clock=lambda: ticks[0])
+    renewer = lease.Renewer(lambda: str(tmp_path), 2.0)
+    for _ in range(5):
+        ticks[0] += 1.5
+        renewer.renew()
+        assert not watcher.expired()
+    ticks[0] += 2.5
+    assert watcher.expired()
+    # A launcher's clock is not the node's: only the content's change counts.
+    os.utime(tmp_path / lease.LEASE, (0, 0))
+    assert watcher.expired()
 
 
 def test_the_node_side_refuses_a_launch_file_others_can_read(tmp_path):
