@@ -14,6 +14,7 @@
 #include "kernel/pipe_transport.h"
 #include "kernel/standby.h"
 #include "proc/signals.h"
+#include "proto/frame_types.h"
 #include "proto/limits.h"
 
 namespace o4s::kernel {
@@ -23,6 +24,10 @@ namespace {
 using std::chrono::milliseconds;
 
 std::string new_authorization_generation() { return "kernel:" + uuid4(); }
+
+// How long after a swap the next standby's start waits (a spawn costs tens
+// of ms of CPU, the first cell on the new worker well under one).
+constexpr std::chrono::milliseconds kStandbyAfterSwap{250};
 
 // Spawns through the kernel's sandbox: prepare the wrapped request, spawn it
 // on the supervisor thread, then let the sandbox pin, limit and prove the
@@ -161,8 +166,10 @@ Result<std::shared_ptr<Transport>> KernelManager::spawn_transport(
   } else {
     request.argv = {options_.python, "-u", options_.worker_script};
   }
+  // A warm worker is spawned with no generation: it is told one at its
+  // adoption (bind_generation), so none it could see before serves a kernel.
   EnvMap env = build_kernel_environment(child_environment_request(
-      options_, authorization_generation(),
+      options_, spawns_warm_ ? std::string() : authorization_generation(),
       environment ? std::move(*environment) : current_process_environment()));
   if (!options_.argv) env[kWorkerMallocTunablesName] = kWorkerMallocTunables;
   request.env = to_envp(env);
@@ -234,6 +241,7 @@ Result<WarmWorker> KernelManager::start_warm(KernelOptions options, double init_
                                              std::optional<EnvMap> environment) {
   options.standby = false;
   KernelManager holder(std::move(options), nullptr, nullptr);
+  holder.spawns_warm_ = true;
   if (Status started = holder.start(init_timeout_s, std::move(environment)); !started) {
     return std::move(started).error();
   }
@@ -245,7 +253,6 @@ WarmWorker KernelManager::release_worker() {
   {
     std::lock_guard lock(state_);
     worker.transport = std::exchange(transport_, nullptr);
-    worker.authorization_generation = authorization_generation_;
   }
   worker.workspace = options_.cwd;
   worker.sandbox = options_.sandbox;
@@ -259,6 +266,7 @@ Result<WarmWorker> KernelManager::start_standby() {
   options.standby = false;
   KernelManager holder(std::move(options), nullptr, nullptr);
   holder.spawns_standby_ = true;
+  holder.spawns_warm_ = true;
   std::optional<EnvMap> environment;
   {
     std::lock_guard lock(state_);
@@ -271,13 +279,14 @@ Result<WarmWorker> KernelManager::start_standby() {
   return holder.release_worker();
 }
 
-void KernelManager::request_standby(std::optional<EnvMap> environment) {
+void KernelManager::request_standby(std::optional<EnvMap> environment,
+                                    std::chrono::milliseconds after) {
   {
     std::lock_guard lock(state_);
     if (environment) standby_environment_ = std::move(environment);
   }
   if (!standby_) standby_ = std::make_unique<StandbySlot>([this] { return start_standby(); });
-  standby_->request();
+  standby_->request(after);
 }
 
 bool KernelManager::wait_standby() { return standby_ && standby_->wait_ready(); }
@@ -293,7 +302,18 @@ void KernelManager::install_worker(WarmWorker worker) {
   if (worker.sinks) sink_directory_ = std::move(worker.sinks);
   std::lock_guard lock(state_);
   transport_ = std::move(worker.transport);
-  authorization_generation_ = std::move(worker.authorization_generation);
+}
+
+Status KernelManager::bind_generation() {
+  Json adopt{{"type", proto::frame::kAdopt}, {"generation", authorization_generation()}};
+  auto answer = fenced_request(std::move(adopt));
+  if (!answer) return std::move(answer).error();
+  if (!answer.value() || !answer.value()->value("ok", false)) {
+    return make_error(ErrorCode::kProtocol,
+                      "the warm worker did not take its authorization generation (a worker "
+                      "that predates the adopt frame cannot be claimed)");
+  }
+  return {};
 }
 
 Status KernelManager::adopt(WarmWorker worker, std::optional<EnvMap> environment) {
@@ -302,6 +322,16 @@ Status KernelManager::adopt(WarmWorker worker, std::optional<EnvMap> environment
     return make_error(ErrorCode::kNotAlive, "the warm worker to adopt is not alive");
   }
   install_worker(std::move(worker));
+  {
+    auto transaction = idle_transaction();
+    if (!transaction) return std::move(transaction).error();
+    // A fresh generation, drawn now: the claim's, never the spawn's.
+    {
+      std::lock_guard lock(state_);
+      authorization_generation_ = new_authorization_generation();
+    }
+    if (Status bound = bind_generation(); !bound) return bound;
+  }
   if (options_.standby && !factory_) {
     request_standby(environment ? std::move(environment) : current_process_environment());
   }
@@ -335,8 +365,7 @@ Status KernelManager::restart(double init_timeout_s, std::optional<EnvMap> envir
   std::string ended;
   {
     std::lock_guard lock(state_);
-    ended = std::exchange(authorization_generation_, standby ? standby->authorization_generation
-                                                             : new_authorization_generation());
+    ended = std::exchange(authorization_generation_, new_authorization_generation());
   }
   // Revoked before the new worker can make a call: its predecessor's
   // outstanding capabilities are never usable by it.
@@ -344,7 +373,10 @@ Status KernelManager::restart(double init_timeout_s, std::optional<EnvMap> envir
   Status started;
   if (standby) {
     install_worker(std::move(*standby));
-    request_standby(std::move(environment));
+    started = bind_generation();
+    // The next standby's spawn waits a moment: the caller's first cell on
+    // the swapped-in worker is what a restart is timed by.
+    request_standby(std::move(environment), kStandbyAfterSwap);
   } else {
     started = start(init_timeout_s, std::move(environment));
   }

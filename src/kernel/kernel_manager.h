@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -172,11 +173,15 @@ class KernelManager {
   // The spawned worker, handed over to a WarmWorker (this manager keeps
   // none). Used on a manager that only started it.
   WarmWorker release_worker();
-  // Installs a warm worker as this manager's, and asks for the next standby.
+  // Installs a warm worker as this manager's transport.
   void install_worker(WarmWorker worker);
+  // Tells the installed warm worker the current authorization generation
+  // (an adopt frame it answers); the transaction lock is the caller's.
+  Status bind_generation();
   // Starts this kernel's next standby (on the standby thread).
   Result<WarmWorker> start_standby();
-  void request_standby(std::optional<EnvMap> environment);
+  void request_standby(std::optional<EnvMap> environment,
+                       std::chrono::milliseconds after = std::chrono::milliseconds(0));
   // Closes a replaced idle worker on its own thread (joined by the next
   // one, shutdown and the destructor).
   void retire_in_background(std::shared_ptr<Transport> old);
@@ -220,6 +225,8 @@ class KernelManager {
   Result<std::string> request_stdout(const std::string& cell_id);
   // The sink directory, made on first use and kept across restarts.
   Result<SinkDirectory*> sink_directory();
+  // worker_request's exchange, the transaction lock being the caller's.
+  Result<std::optional<Json>> fenced_request(Json request);
   // The transaction lock of an idle request: Busy instead of waiting.
   Result<std::unique_lock<std::timed_mutex>> idle_transaction();
   // One idle request/reply transaction (complete, inspect): Busy instead of
@@ -250,6 +257,9 @@ class KernelManager {
   std::atomic<std::size_t> stale_displays_{0};
   // A standby being started: its launch leaves the sandbox's pin alone.
   bool spawns_standby_ = false;
+  // A warm worker (a pool's or a standby) being started: spawned without a
+  // generation, it learns one when adopted (bind_generation).
+  bool spawns_warm_ = false;
   std::optional<sandbox::LaunchOutcome> pending_launch_;  // the standby's, until adopted
   std::optional<EnvMap> standby_environment_;             // guarded by state_
   std::unique_ptr<StandbySlot> standby_;

@@ -38,6 +38,9 @@ inline constexpr std::string_view kInspect = "inspect";
 inline constexpr std::string_view kIsComplete = "is_complete";
 // host->worker: the caller's line for an input_request (`value` or `error`).
 inline constexpr std::string_view kInputReply = "input_reply";
+// host->worker: a warm worker is claimed: `generation` is the authorization
+// generation it serves from now on (never known before; issue 28).
+inline constexpr std::string_view kAdopt = "adopt";
 
 // --- worker -> host ---------------------------------------------------------
 
@@ -72,19 +75,22 @@ inline constexpr std::string_view kCompleteReply = "complete_reply";
 inline constexpr std::string_view kInspectReply = "inspect_reply";
 // worker->host: the answer to is_complete (`status`, `indent`).
 inline constexpr std::string_view kIsCompleteReply = "is_complete_reply";
+// worker->host: the generation of an adopt frame is in its environment.
+inline constexpr std::string_view kAdoptReply = "adopt_reply";
 
 // An idle request's answer is its type plus this (complete -> complete_reply).
 inline constexpr std::string_view kReplySuffix = "_reply";
 
 inline constexpr std::array kHostToWorker = {
     kInitialize,    kExecute,  kHostResponse, kHostAck,    kInspectVariables, kShutdown,
-    kStdoutRequest, kComplete, kInspect,      kIsComplete, kInputReply,
+    kStdoutRequest, kComplete, kInspect,      kIsComplete, kInputReply,       kAdopt,
 };
 
 inline constexpr std::array kWorkerToHost = {
     kInitialized, kInitializationError, kStdoutChunk,   kStdoutText,        kHostCall,
     kLog,         kSkillSidecarLoad,    kResponse,      kVariablesResponse, kDisplay,
     kClearOutput, kInputRequest,        kCompleteReply, kInspectReply,      kIsCompleteReply,
+    kAdoptReply,
 };
 
 }  // namespace o4s::proto::frame

@@ -196,3 +196,12 @@ stdout_request <- function(request) {
     error = "\"the R worker keeps no cell stdout\""
   ))
 }
+
+# A warm worker is claimed (issue 28): the generation its bash capabilities
+# are bound to is told only now, never at its spawn.
+adopt <- function(request) {
+  generation <- request$generation
+  ok <- is.character(generation) && length(generation) == 1L && nzchar(generation)
+  if (ok) Sys.setenv(OPENAI4S_KERNEL_GENERATION = generation)
+  W$send(list(type = "\"adopt_reply\"", id = W$json_string(request$id), ok = W$json_bool(ok)))
+}
