@@ -116,6 +116,9 @@ class KernelPool {
   const PoolSettings& settings() const { return settings_; }
   // Ready pooled workers of `language` (0 without a pool); for tests.
   std::size_t warm_ready(const std::string& language);
+  // Per language with a pool: its size, ready workers and their resident
+  // memory ({"python": {"size", "ready", "rss_bytes"}}), for list_kernels.
+  Json warm_memory();
   std::shared_ptr<store::Store> store() const { return store_; }
 
  private:
@@ -142,8 +145,10 @@ class KernelPool {
   void open_warm_pools();
   Result<kernel::WarmWorker> start_warm(const std::string& language);
   Result<std::optional<kernel::WarmWorker>> claim_warm(const std::string& language);
-  bool room_for_warm(std::size_t held);
+  bool room_for_warm(const std::string& language, std::size_t held);
   void poke_warm_pools();
+  // Held around a normal start of `language` (null without its pool).
+  std::unique_ptr<kernel::WarmPool::FallbackStart> fallback_start(const std::string& language);
   void stop_warm_pools();
   // start_execute's part under the kernel's lock.
   Result<std::shared_ptr<Execution>> register_cell(const std::shared_ptr<Kernel>& kernel,
@@ -158,6 +163,9 @@ class KernelPool {
   std::mutex mutex_;  // guards kernels_, executions_, stopping_
   std::map<std::string, std::shared_ptr<Kernel>> kernels_;
   std::size_t starting_ = 0;  // kernels being created (counted against the limit)
+  // Each pool's workers (ready and starting) as its last room check left
+  // them: never below the truth, so all pools together stay in the limit.
+  std::map<std::string, std::size_t> warm_held_;
   std::map<std::string, std::shared_ptr<Execution>> executions_;
   std::vector<std::string> execution_order_;  // oldest first, bounded
   bool stopping_ = false;
