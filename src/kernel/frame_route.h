@@ -37,7 +37,6 @@ inline constexpr std::array kFrameRoutes = {
     FrameRoute{proto::frame::kCompleteReply, FrameKind::kReply},
     FrameRoute{proto::frame::kInspectReply, FrameKind::kReply},
     FrameRoute{proto::frame::kIsCompleteReply, FrameKind::kReply},
-    FrameRoute{proto::frame::kAdoptReply, FrameKind::kReply},
     FrameRoute{proto::frame::kStdoutChunk, FrameKind::kStdoutChunk},
     FrameRoute{proto::frame::kDisplay, FrameKind::kDisplay},
     FrameRoute{proto::frame::kClearOutput, FrameKind::kDisplay},

@@ -176,7 +176,7 @@ class KernelManager {
   // Installs a warm worker as this manager's transport.
   void install_worker(WarmWorker worker);
   // Tells the installed warm worker the current authorization generation
-  // (an adopt frame it answers); the transaction lock is the caller's.
+  // (an adopt frame); the transaction lock is the caller's.
   Status bind_generation();
   // Starts this kernel's next standby (on the standby thread).
   Result<WarmWorker> start_standby();
@@ -225,8 +225,6 @@ class KernelManager {
   Result<std::string> request_stdout(const std::string& cell_id);
   // The sink directory, made on first use and kept across restarts.
   Result<SinkDirectory*> sink_directory();
-  // worker_request's exchange, the transaction lock being the caller's.
-  Result<std::optional<Json>> fenced_request(Json request);
   // The transaction lock of an idle request: Busy instead of waiting.
   Result<std::unique_lock<std::timed_mutex>> idle_transaction();
   // One idle request/reply transaction (complete, inspect): Busy instead of

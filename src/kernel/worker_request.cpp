@@ -61,10 +61,6 @@ Result<std::optional<Json>> KernelManager::worker_request(Json request) {
   }
   auto transaction = idle_transaction();
   if (!transaction) return std::move(transaction).error();
-  return fenced_request(std::move(request));
-}
-
-Result<std::optional<Json>> KernelManager::fenced_request(Json request) {
   const std::string what = request["type"].get<std::string>();
   const std::string request_id = "request-" + uuid4();
   const std::string fence_id = "fence-" + uuid4();

@@ -39,7 +39,9 @@ inline constexpr std::string_view kIsComplete = "is_complete";
 // host->worker: the caller's line for an input_request (`value` or `error`).
 inline constexpr std::string_view kInputReply = "input_reply";
 // host->worker: a warm worker is claimed: `generation` is the authorization
-// generation it serves from now on (never known before; issue 28).
+// generation it serves from now on (never known before; issue 28). No
+// answer: frames are handled in order, so it is set before any later
+// request runs, and a worker that ignored it presents no trusted generation.
 inline constexpr std::string_view kAdopt = "adopt";
 
 // --- worker -> host ---------------------------------------------------------
@@ -75,8 +77,6 @@ inline constexpr std::string_view kCompleteReply = "complete_reply";
 inline constexpr std::string_view kInspectReply = "inspect_reply";
 // worker->host: the answer to is_complete (`status`, `indent`).
 inline constexpr std::string_view kIsCompleteReply = "is_complete_reply";
-// worker->host: the generation of an adopt frame is in its environment.
-inline constexpr std::string_view kAdoptReply = "adopt_reply";
 
 // An idle request's answer is its type plus this (complete -> complete_reply).
 inline constexpr std::string_view kReplySuffix = "_reply";
@@ -90,7 +90,6 @@ inline constexpr std::array kWorkerToHost = {
     kInitialized, kInitializationError, kStdoutChunk,   kStdoutText,        kHostCall,
     kLog,         kSkillSidecarLoad,    kResponse,      kVariablesResponse, kDisplay,
     kClearOutput, kInputRequest,        kCompleteReply, kInspectReply,      kIsCompleteReply,
-    kAdoptReply,
 };
 
 }  // namespace o4s::proto::frame

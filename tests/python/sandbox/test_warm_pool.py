@@ -245,6 +245,9 @@ def test_restart_swaps_in_the_standby_keeping_files_dropping_the_namespace(sandb
         kernel.execute("x = 1\nopen('kept.txt', 'w').write('here')")
         assert kernel._core.wait_standby()
         standby = kernel._core.standby_pid
+        if sandbox_mode == "off":
+            # Spawned knowing no generation: it is told one at the swap.
+            assert _environ_generation(standby) is None
         old_pid, old_generation = kernel.pid, kernel.authorization_generation
         kernel.restart()
         assert kernel.pid == standby != old_pid

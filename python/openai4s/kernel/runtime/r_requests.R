@@ -198,10 +198,10 @@ stdout_request <- function(request) {
 }
 
 # A warm worker is claimed (issue 28): the generation its bash capabilities
-# are bound to is told only now, never at its spawn.
+# are bound to is told only now, never at its spawn. Not answered.
 adopt <- function(request) {
   generation <- request$generation
-  ok <- is.character(generation) && length(generation) == 1L && nzchar(generation)
-  if (ok) Sys.setenv(OPENAI4S_KERNEL_GENERATION = generation)
-  W$send(list(type = "\"adopt_reply\"", id = W$json_string(request$id), ok = W$json_bool(ok)))
+  if (is.character(generation) && length(generation) == 1L && nzchar(generation)) {
+    Sys.setenv(OPENAI4S_KERNEL_GENERATION = generation)
+  }
 }

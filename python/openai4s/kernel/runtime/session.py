@@ -144,11 +144,10 @@ class Session:
         # A warm worker (a pool's, a standby) is claimed: it learns the
         # generation its bash capabilities are bound to only now, so none
         # it could have seen before serves the kernel that claimed it.
+        # Not answered: the host sends the next request right behind it.
         generation = request.get("generation")
-        ok = isinstance(generation, str) and bool(generation)
-        if ok:
+        if isinstance(generation, str) and generation:
             os.environ["OPENAI4S_KERNEL_GENERATION"] = generation
-        self.wire.write_frame({"type": "adopt_reply", "id": request.get("id"), "ok": ok})
 
     def _execute(self, request):
         cell_id = request.get("id")
