@@ -245,6 +245,7 @@ Result<WarmWorker> KernelManager::start_warm(KernelOptions options, double init_
   if (Status started = holder.start(init_timeout_s, std::move(environment)); !started) {
     return std::move(started).error();
   }
+  if (Status ready = holder.await_main_loop(); !ready) return std::move(ready).error();
   return holder.release_worker();
 }
 
@@ -276,6 +277,7 @@ Result<WarmWorker> KernelManager::start_standby() {
       !started) {
     return std::move(started).error();
   }
+  if (Status ready = holder.await_main_loop(); !ready) return std::move(ready).error();
   return holder.release_worker();
 }
 
@@ -302,6 +304,13 @@ void KernelManager::install_worker(WarmWorker worker) {
   if (worker.sinks) sink_directory_ = std::move(worker.sinks);
   std::lock_guard lock(state_);
   transport_ = std::move(worker.transport);
+}
+
+Status KernelManager::await_main_loop() {
+  // The fence names no cell: every worker answers it, with an error text.
+  auto answered = request_stdout("warm-" + uuid4());
+  if (!answered && !is_alive()) return std::move(answered).error();
+  return {};
 }
 
 // Not answered (a round trip would be most of a claim's cost): the worker

@@ -175,6 +175,11 @@ class KernelManager {
   WarmWorker release_worker();
   // Installs a warm worker as this manager's transport.
   void install_worker(WarmWorker worker);
+  // A warm worker is ready once its main loop answers (a stdout_request
+  // fence), not when its handshake is done: what it sets up after the
+  // handshake (about 10 ms of CPU) then runs before the claim, not in the
+  // claimed kernel's first cell. An R worker has no handshake at all.
+  Status await_main_loop();
   // Tells the installed warm worker the current authorization generation
   // (an adopt frame); the transaction lock is the caller's.
   Status bind_generation();
