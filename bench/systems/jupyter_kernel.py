@@ -115,6 +115,12 @@ class JupyterSession(KernelSession):
     def interrupt(self):
         self._km.interrupt_kernel()
 
+    def restart(self):
+        """jupyter_client's restart (a notebook's "Restart kernel"): the
+        kernel's process stops and a new one starts on the same ports."""
+        self._km.restart_kernel()
+        self._kc.wait_for_ready(timeout=60)
+
     def worker_pids(self):
         process = getattr(self._km.provisioner, "process", None)
         return [] if process is None else [process.pid]

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "bindings/py_error.h"
+#include "kernel/warm_memory.h"
 #include "kernel/warm_pool.h"
 #include "sandbox/kernel_sandbox.h"
 
@@ -28,6 +29,13 @@ void unwrap_launch(Status status) {
 }
 
 namespace {
+
+// `with core.fallback():` around a caller's own start (its claim found
+// none): the refill waits meanwhile (kernel::WarmPool::FallbackStart).
+struct FallbackGuard {
+  kernel::WarmPool* pool = nullptr;
+  std::unique_ptr<kernel::WarmPool::FallbackStart> held;
+};
 
 // Everything a start needs is read here, with the GIL held (the
 // environment, the sandbox settings); the refill thread never touches
@@ -65,6 +73,7 @@ class WarmPoolCore {
     return pool_->wait_full();
   }
   std::vector<pid_t> pids() { return pool_->ready_pids(); }
+  kernel::WarmPool& pool() { return *pool_; }
   void stop() {
     py::gil_scoped_release nogil;
     pool_->stop();
@@ -124,7 +133,29 @@ void register_warm_pool(py::module_& m) {
       .def_property_readonly("ready", &WarmPoolCore::ready)
       .def("wait_full", &WarmPoolCore::wait_full)
       .def("pids", &WarmPoolCore::pids)
+      .def(
+          "fallback",
+          [](WarmPoolCore& core) {
+            return FallbackGuard{&core.pool(), nullptr};
+          },
+          py::keep_alive<0, 1>())
       .def("stop", &WarmPoolCore::stop);
+  py::class_<FallbackGuard>(m, "WarmPoolFallback")
+      .def("__enter__",
+           [](FallbackGuard& guard) {
+             if (!guard.held) {
+               guard.held = std::make_unique<kernel::WarmPool::FallbackStart>(*guard.pool);
+             }
+           })
+      .def(
+          "__exit__",
+          [](FallbackGuard& guard, const py::object&, const py::object&, const py::object&) {
+            guard.held.reset();
+          },
+          py::arg("exc_type"), py::arg("exc"), py::arg("traceback"));
+  m.def(
+      "tree_rss_bytes", [](pid_t pid) { return kernel::tree_rss_bytes(pid); }, py::arg("pid"),
+      "VmRSS of pid and its descendants, in bytes (0 for a process gone).");
 }
 
 }  // namespace o4s::bindings

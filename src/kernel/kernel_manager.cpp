@@ -14,6 +14,7 @@
 #include "kernel/pipe_transport.h"
 #include "kernel/standby.h"
 #include "proc/signals.h"
+#include "proto/frame_types.h"
 #include "proto/limits.h"
 
 namespace o4s::kernel {
@@ -23,6 +24,10 @@ namespace {
 using std::chrono::milliseconds;
 
 std::string new_authorization_generation() { return "kernel:" + uuid4(); }
+
+// How long after a swap the next standby's start waits (a spawn costs tens
+// of ms of CPU, the first cell on the new worker well under one).
+constexpr std::chrono::milliseconds kStandbyAfterSwap{250};
 
 // Spawns through the kernel's sandbox: prepare the wrapped request, spawn it
 // on the supervisor thread, then let the sandbox pin, limit and prove the
@@ -161,8 +166,10 @@ Result<std::shared_ptr<Transport>> KernelManager::spawn_transport(
   } else {
     request.argv = {options_.python, "-u", options_.worker_script};
   }
+  // A warm worker is spawned with no generation: it is told one at its
+  // adoption (bind_generation), so none it could see before serves a kernel.
   EnvMap env = build_kernel_environment(child_environment_request(
-      options_, authorization_generation(),
+      options_, spawns_warm_ ? std::string() : authorization_generation(),
       environment ? std::move(*environment) : current_process_environment()));
   if (!options_.argv) env[kWorkerMallocTunablesName] = kWorkerMallocTunables;
   // Where the worker finds the workspace's active host.env at its first
@@ -239,9 +246,11 @@ Result<WarmWorker> KernelManager::start_warm(KernelOptions options, double init_
                                              std::optional<EnvMap> environment) {
   options.standby = false;
   KernelManager holder(std::move(options), nullptr, nullptr);
+  holder.spawns_warm_ = true;
   if (Status started = holder.start(init_timeout_s, std::move(environment)); !started) {
     return std::move(started).error();
   }
+  if (Status ready = holder.await_main_loop(); !ready) return std::move(ready).error();
   return holder.release_worker();
 }
 
@@ -250,7 +259,6 @@ WarmWorker KernelManager::release_worker() {
   {
     std::lock_guard lock(state_);
     worker.transport = std::exchange(transport_, nullptr);
-    worker.authorization_generation = authorization_generation_;
   }
   worker.workspace = options_.cwd;
   worker.sandbox = options_.sandbox;
@@ -264,6 +272,7 @@ Result<WarmWorker> KernelManager::start_standby() {
   options.standby = false;
   KernelManager holder(std::move(options), nullptr, nullptr);
   holder.spawns_standby_ = true;
+  holder.spawns_warm_ = true;
   std::optional<EnvMap> environment;
   {
     std::lock_guard lock(state_);
@@ -273,16 +282,18 @@ Result<WarmWorker> KernelManager::start_standby() {
       !started) {
     return std::move(started).error();
   }
+  if (Status ready = holder.await_main_loop(); !ready) return std::move(ready).error();
   return holder.release_worker();
 }
 
-void KernelManager::request_standby(std::optional<EnvMap> environment) {
+void KernelManager::request_standby(std::optional<EnvMap> environment,
+                                    std::chrono::milliseconds after) {
   {
     std::lock_guard lock(state_);
     if (environment) standby_environment_ = std::move(environment);
   }
   if (!standby_) standby_ = std::make_unique<StandbySlot>([this] { return start_standby(); });
-  standby_->request();
+  standby_->request(after);
 }
 
 bool KernelManager::wait_standby() { return standby_ && standby_->wait_ready(); }
@@ -298,7 +309,21 @@ void KernelManager::install_worker(WarmWorker worker) {
   if (worker.sinks) sink_directory_ = std::move(worker.sinks);
   std::lock_guard lock(state_);
   transport_ = std::move(worker.transport);
-  authorization_generation_ = std::move(worker.authorization_generation);
+}
+
+Status KernelManager::await_main_loop() {
+  // The fence names no cell: every worker answers it, with an error text.
+  auto answered = request_stdout("warm-" + uuid4());
+  if (!answered && !is_alive()) return std::move(answered).error();
+  return {};
+}
+
+// Not answered (a round trip would be most of a claim's cost): the worker
+// reads its frames in order, so the generation is in its environment before
+// any later request runs. It fails closed: a worker that ignored the frame
+// presents a generation the host does not trust, and its bash is refused.
+Status KernelManager::bind_generation() {
+  return send(Json{{"type", proto::frame::kAdopt}, {"generation", authorization_generation()}});
 }
 
 Status KernelManager::adopt(WarmWorker worker, std::optional<EnvMap> environment) {
@@ -307,6 +332,16 @@ Status KernelManager::adopt(WarmWorker worker, std::optional<EnvMap> environment
     return make_error(ErrorCode::kNotAlive, "the warm worker to adopt is not alive");
   }
   install_worker(std::move(worker));
+  {
+    auto transaction = idle_transaction();
+    if (!transaction) return std::move(transaction).error();
+    // A fresh generation, drawn now: the claim's, never the spawn's.
+    {
+      std::lock_guard lock(state_);
+      authorization_generation_ = new_authorization_generation();
+    }
+    if (Status bound = bind_generation(); !bound) return bound;
+  }
   if (options_.standby && !factory_) {
     request_standby(environment ? std::move(environment) : current_process_environment());
   }
@@ -340,8 +375,7 @@ Status KernelManager::restart(double init_timeout_s, std::optional<EnvMap> envir
   std::string ended;
   {
     std::lock_guard lock(state_);
-    ended = std::exchange(authorization_generation_, standby ? standby->authorization_generation
-                                                             : new_authorization_generation());
+    ended = std::exchange(authorization_generation_, new_authorization_generation());
   }
   // Revoked before the new worker can make a call: its predecessor's
   // outstanding capabilities are never usable by it.
@@ -349,7 +383,10 @@ Status KernelManager::restart(double init_timeout_s, std::optional<EnvMap> envir
   Status started;
   if (standby) {
     install_worker(std::move(*standby));
-    request_standby(std::move(environment));
+    started = bind_generation();
+    // The next standby's spawn waits a moment: the caller's first cell on
+    // the swapped-in worker is what a restart is timed by.
+    request_standby(std::move(environment), kStandbyAfterSwap);
   } else {
     started = start(init_timeout_s, std::move(environment));
   }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -178,11 +179,20 @@ class KernelManager {
   // The spawned worker, handed over to a WarmWorker (this manager keeps
   // none). Used on a manager that only started it.
   WarmWorker release_worker();
-  // Installs a warm worker as this manager's, and asks for the next standby.
+  // Installs a warm worker as this manager's transport.
   void install_worker(WarmWorker worker);
+  // A warm worker is ready once its main loop answers (a stdout_request
+  // fence), not when its handshake is done: what it sets up after the
+  // handshake (about 10 ms of CPU) then runs before the claim, not in the
+  // claimed kernel's first cell. An R worker has no handshake at all.
+  Status await_main_loop();
+  // Tells the installed warm worker the current authorization generation
+  // (an adopt frame); the transaction lock is the caller's.
+  Status bind_generation();
   // Starts this kernel's next standby (on the standby thread).
   Result<WarmWorker> start_standby();
-  void request_standby(std::optional<EnvMap> environment);
+  void request_standby(std::optional<EnvMap> environment,
+                       std::chrono::milliseconds after = std::chrono::milliseconds(0));
   // Closes a replaced idle worker on its own thread (joined by the next
   // one, shutdown and the destructor).
   void retire_in_background(std::shared_ptr<Transport> old);
@@ -258,6 +268,9 @@ class KernelManager {
   std::atomic<std::uint64_t> interrupts_{0};
   // A standby being started: its launch leaves the sandbox's pin alone.
   bool spawns_standby_ = false;
+  // A warm worker (a pool's or a standby) being started: spawned without a
+  // generation, it learns one when adopted (bind_generation).
+  bool spawns_warm_ = false;
   std::optional<sandbox::LaunchOutcome> pending_launch_;  // the standby's, until adopted
   std::optional<EnvMap> standby_environment_;             // guarded by state_
   std::unique_ptr<StandbySlot> standby_;

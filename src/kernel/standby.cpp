@@ -20,10 +20,11 @@ StandbySlot::StandbySlot(Starter start) : start_(std::move(start)) {}
 
 StandbySlot::~StandbySlot() { stop(); }
 
-void StandbySlot::request() {
+void StandbySlot::request(std::chrono::milliseconds after) {
   std::lock_guard lock(mutex_);
   if (stopping_ || ready_ || starting_) return;
   wanted_ = true;
+  delay_ = after;
   // The thread starts on the first request: a kernel that never restarts
   // still gets its standby, but only once it has started itself.
   if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
@@ -35,6 +36,11 @@ void StandbySlot::run() {
   for (;;) {
     wake_.wait(lock, [this] { return stopping_ || wanted_; });
     if (stopping_) return;
+    if (delay_.count() > 0) {
+      wake_.wait_for(lock, std::exchange(delay_, std::chrono::milliseconds(0)),
+                     [this] { return stopping_; });
+      if (stopping_) return;
+    }
     wanted_ = false;
     starting_ = true;
     lock.unlock();

@@ -4,6 +4,7 @@
 // starter thread blocks on a condition variable between requests.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -23,8 +24,10 @@ class StandbySlot {
   StandbySlot(const StandbySlot&) = delete;
   StandbySlot& operator=(const StandbySlot&) = delete;
 
-  // Starts one in the background unless one is ready or being started.
-  void request();
+  // Starts one in the background unless one is ready or being started,
+  // `after` a while (a swap's first cell then runs without a spawn beside
+  // it on the CPU); wait_ready() waits through the delay.
+  void request(std::chrono::milliseconds after = std::chrono::milliseconds(0));
   // The ready standby, if it is still alive; a dead one is discarded (the
   // caller starts normally and requests the next). Never waits for a start
   // in progress.
@@ -45,6 +48,7 @@ class StandbySlot {
   std::condition_variable wake_;
   std::optional<WarmWorker> ready_;
   bool wanted_ = false;
+  std::chrono::milliseconds delay_{0};  // before the wanted start
   bool starting_ = false;
   bool stopping_ = false;
   std::thread thread_;

@@ -19,7 +19,18 @@ WarmPool::~WarmPool() { stop(); }
 
 bool WarmPool::wants_start() const {
   const std::size_t held = ready_.size() + starting_;
-  return !stopping_ && !failure_ && held < size_ && (!room_ || room_(held));
+  return !stopping_ && !failure_ && fallbacks_ == 0 && held < size_ && (!room_ || room_(held));
+}
+
+WarmPool::FallbackStart::FallbackStart(WarmPool& pool) : pool_(pool) {
+  std::lock_guard lock(pool_.mutex_);
+  ++pool_.fallbacks_;
+}
+
+WarmPool::FallbackStart::~FallbackStart() {
+  std::lock_guard lock(pool_.mutex_);
+  --pool_.fallbacks_;
+  pool_.wake_.notify_all();
 }
 
 void WarmPool::poke() {

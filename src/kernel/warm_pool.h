@@ -56,6 +56,21 @@ class WarmPool {
   std::vector<pid_t> ready_pids();
   // The owner's limits changed (a kernel ended): look at the room again.
   void poke();
+  // A caller whose claim found none is starting a worker the normal way:
+  // the refill starts nothing while any such start is in flight, so under
+  // a burst the callers' own starts do not share the CPU with the pool's
+  // (a refilled worker would come too late for them anyway). Held for the
+  // caller's start; the refill resumes when the last one ends.
+  class FallbackStart {
+   public:
+    explicit FallbackStart(WarmPool& pool);
+    ~FallbackStart();
+    FallbackStart(const FallbackStart&) = delete;
+    FallbackStart& operator=(const FallbackStart&) = delete;
+
+   private:
+    WarmPool& pool_;
+  };
   // Stops refilling and every pooled worker. Idempotent.
   void stop();
 
@@ -70,6 +85,7 @@ class WarmPool {
   std::condition_variable wake_;
   std::deque<WarmWorker> ready_;
   std::size_t starting_ = 0;
+  std::size_t fallbacks_ = 0;  // callers' own starts in flight (FallbackStart)
   std::optional<Error> failure_;
   bool stopping_ = false;
   std::thread thread_;

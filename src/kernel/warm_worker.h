@@ -4,11 +4,12 @@
 // restart). A warm worker serves exactly one kernel and is never returned
 // to a pool once adopted.
 //
-// What must be unique per kernel is never shared: the attestation key and
-// the authorization generation are drawn fresh for each worker (a uuid4 and
-// 32 random bytes), and the generation is bound to a kernel's dispatcher
-// (its bash capabilities) only at adoption. Kernel ids, frames and the
-// dispatcher itself belong to the adopting kernel.
+// What must be unique per kernel is never shared: the attestation key is
+// drawn fresh for each worker, and a warm worker is spawned with no
+// authorization generation at all: the adopting kernel draws one at the
+// claim and tells the worker in an adopt frame, so nothing the worker (or
+// a process that read its environment) saw before the claim authorizes its
+// bash. Kernel ids, frames and the dispatcher belong to the adopting kernel.
 #pragma once
 
 #include <memory>
@@ -28,9 +29,6 @@ struct WarmWorker {
   // same workspace and sandbox (the sandbox holds its pin and envelope).
   std::optional<std::string> workspace;
   std::shared_ptr<sandbox::KernelSandbox> sandbox;
-  // The generation the worker was started with (OPENAI4S_KERNEL_GENERATION):
-  // the adopting kernel's trusted generation from then on.
-  std::string authorization_generation;
   // A fresh kernel's R sink directory (bound into its sandbox at spawn).
   std::unique_ptr<SinkDirectory> sinks;
   // A standby's sandbox pin, held aside until it replaces the running

@@ -11,6 +11,7 @@
 #include "base/utc_time.h"
 #include "host/host_methods.h"
 #include "host_hooks/front_door.h"
+#include "kernel/warm_memory.h"
 #include "sandbox/kernel_sandbox.h"
 
 namespace o4s::mcp {
@@ -137,8 +138,12 @@ Result<std::shared_ptr<Kernel>> KernelPool::create(const std::string& language,
   if (Status allowed = reserve_slot(language); !allowed) return std::move(allowed).error();
   // The slot is held until the kernel is registered or has failed.
   std::shared_ptr<void> slot(nullptr, [this](void*) {
-    std::lock_guard lock(mutex_);
-    --starting_;
+    {
+      std::lock_guard lock(mutex_);
+      --starting_;
+    }
+    // The pools count the slot as taken while it is held: look again.
+    poke_warm_pools();
   });
   // A pooled worker comes with its own fresh workspace: only a kernel that
   // asked for none can take one.
@@ -152,6 +157,8 @@ Result<std::shared_ptr<Kernel>> KernelPool::create(const std::string& language,
   }
   std::optional<std::string> warm_workspace;
   if (warm) warm_workspace = warm->workspace;
+  // A normal start: the language's pool refills only after it.
+  auto fallback = warm ? nullptr : fallback_start(language);
   auto kernel = describe_kernel(language, workspace, warm_workspace);
   if (!kernel) {
     if (warm) warm->discard();
@@ -199,10 +206,14 @@ Status KernelPool::reserve_slot(const std::string& language) {
   return {};
 }
 
+std::size_t KernelPool::workers_in_use() const {
+  return kernels_.size() + starting_ + outside_.size() + job_workers(kernels_);
+}
+
 Status KernelPool::slot_free() const {
   if (stopping_) return make_error(ErrorCode::kNotAlive, "the server is shutting down");
   const std::size_t jobs = job_workers(kernels_);
-  if (kernels_.size() + starting_ + outside_.size() + jobs >= settings_.max_kernels) {
+  if (workers_in_use() >= settings_.max_kernels) {
     const std::string counted =
         jobs == 0 ? "" : ", counting " + std::to_string(jobs) + " background jobs' workers";
     return make_error(ErrorCode::kBusy, "the server already runs " +
@@ -277,7 +288,7 @@ Status KernelPool::start_manager(Kernel& kernel, std::optional<kernel::WarmWorke
   // A job's worker is admitted as a kernel is (it is already counted).
   auto admit_job = [this]() -> std::optional<std::string> {
     std::lock_guard lock(mutex_);
-    if (kernels_.size() + starting_ + job_workers(kernels_) <= settings_.max_kernels) {
+    if (workers_in_use() <= settings_.max_kernels) {
       return std::nullopt;
     }
     return "the server already runs " + std::to_string(settings_.max_kernels) +
@@ -376,6 +387,13 @@ Json KernelPool::list() {
              {"state", state_of(*kernel)},
              {"created", kernel->created},
              {"workspace", kernel->workspace}};
+    // Resident memory of the kernel's worker and of its standby (a second
+    // started worker, counted against the machine like any).
+    auto worker = kernel->manager->transport();
+    auto pid = worker ? worker->local_pid() : std::nullopt;
+    row["rss_bytes"] = pid ? kernel::tree_rss_bytes(*pid) : 0;
+    auto standby = kernel->manager->standby_pid();
+    row["standby_rss_bytes"] = standby ? kernel::tree_rss_bytes(*standby) : 0;
     std::lock_guard lock(kernel->mutex);
     row["last_used"] = kernel->last_used_text;
     row["cells_run"] = kernel->cells_run;

@@ -116,6 +116,9 @@ class KernelPool {
   const PoolSettings& settings() const { return settings_; }
   // Ready pooled workers of `language` (0 without a pool); for tests.
   std::size_t warm_ready(const std::string& language);
+  // Per language with a pool: its size, ready workers and their resident
+  // memory ({"python": {"size", "ready", "rss_bytes"}}), for list_kernels.
+  Json warm_memory();
   std::shared_ptr<store::Store> store() const { return store_; }
 
   // Kernels this pool does not run (the Slurm kernels, slurm_kernels.h)
@@ -138,6 +141,9 @@ class KernelPool {
   // workspace and frame, its manager's options, its worker started.
   Status reserve_slot(const std::string& language);
   Status slot_free() const;  // under mutex_
+  // Kernels (local, starting, on Slurm) and background jobs' workers: what
+  // counts against --max-kernels besides the pools. Under mutex_.
+  std::size_t workers_in_use() const;
   Result<std::shared_ptr<Kernel>> describe_kernel(const std::string& language,
                                                   const std::optional<std::string>& workspace,
                                                   const std::optional<std::string>& warm_workspace);
@@ -150,8 +156,10 @@ class KernelPool {
   void open_warm_pools();
   Result<kernel::WarmWorker> start_warm(const std::string& language);
   Result<std::optional<kernel::WarmWorker>> claim_warm(const std::string& language);
-  bool room_for_warm(std::size_t held);
+  bool room_for_warm(const std::string& language, std::size_t held);
   void poke_warm_pools();
+  // Held around a normal start of `language` (null without its pool).
+  std::unique_ptr<kernel::WarmPool::FallbackStart> fallback_start(const std::string& language);
   void stop_warm_pools();
   // start_execute's part under the kernel's lock.
   Result<std::shared_ptr<Execution>> register_cell(const std::shared_ptr<Kernel>& kernel,
@@ -167,6 +175,9 @@ class KernelPool {
   std::map<std::string, std::shared_ptr<Kernel>> kernels_;
   std::size_t starting_ = 0;                    // kernels being created (counted against the limit)
   std::map<std::string, std::string> outside_;  // hold_outside's: kernel id -> workspace
+  // Each pool's workers (ready and starting) as its last room check left
+  // them: never below the truth, so all pools together stay in the limit.
+  std::map<std::string, std::size_t> warm_held_;
   std::map<std::string, std::shared_ptr<Execution>> executions_;
   std::vector<std::string> execution_order_;  // oldest first, bounded
   bool stopping_ = false;

@@ -1,9 +1,10 @@
 // The server's warm pools (issue 28): per language, workers started ahead
 // of create_kernel, each in its own fresh default workspace and sandbox.
 // They count against --max-kernels: a pool refills only while the running
-// kernels, the ones being created and its own workers leave room.
+// kernels, the ones being created and every pool's workers leave room.
 #include <cstdlib>
 
+#include "kernel/warm_memory.h"
 #include "kernel/warm_pool.h"
 #include "mcp/kernel_pool.h"
 
@@ -44,7 +45,7 @@ void KernelPool::open_warm_pools() {
     if (language == "r" && settings_.r_worker_argv.empty()) continue;
     warm_[language] = std::make_unique<kernel::WarmPool>(
         size, [this, language = language] { return start_warm(language); },
-        [this](std::size_t held) { return room_for_warm(held); });
+        [this, language = language](std::size_t held) { return room_for_warm(language, held); });
   }
 }
 
@@ -57,9 +58,20 @@ Result<kernel::WarmWorker> KernelPool::start_warm(const std::string& language) {
       settings_.init_timeout_s);
 }
 
-bool KernelPool::room_for_warm(std::size_t held) {
+// Called by a pool, under its own lock, before each start. The other pools'
+// counts are the ones their last check left (a pool whose count fell since,
+// by a claim or a failed start, is counted high until it looks again, which
+// it does when woken): checks are serialized here, and a granted start is
+// counted at once, so two pools never both take the last slot.
+bool KernelPool::room_for_warm(const std::string& language, std::size_t held) {
   std::lock_guard lock(mutex_);
-  return !stopping_ && kernels_.size() + starting_ + held < settings_.max_kernels;
+  std::size_t others = 0;
+  for (const auto& [other, count] : warm_held_) {
+    if (other != language) others += count;
+  }
+  const bool room = !stopping_ && workers_in_use() + others + held < settings_.max_kernels;
+  warm_held_[language] = room ? held + 1 : held;
+  return room;
 }
 
 Result<std::optional<kernel::WarmWorker>> KernelPool::claim_warm(const std::string& language) {
@@ -68,9 +80,27 @@ Result<std::optional<kernel::WarmWorker>> KernelPool::claim_warm(const std::stri
   return it->second->claim();
 }
 
+std::unique_ptr<kernel::WarmPool::FallbackStart> KernelPool::fallback_start(
+    const std::string& language) {
+  auto it = warm_.find(language);
+  if (it == warm_.end()) return nullptr;
+  return std::make_unique<kernel::WarmPool::FallbackStart>(*it->second);
+}
+
 std::size_t KernelPool::warm_ready(const std::string& language) {
   auto it = warm_.find(language);
   return it == warm_.end() ? 0 : it->second->ready();
+}
+
+Json KernelPool::warm_memory() {
+  Json out = Json::object();
+  for (auto& [language, pool] : warm_) {
+    std::uint64_t rss = 0;
+    std::vector<pid_t> pids = pool->ready_pids();
+    for (pid_t pid : pids) rss += kernel::tree_rss_bytes(pid);
+    out[language] = Json{{"size", pool->size()}, {"ready", pids.size()}, {"rss_bytes", rss}};
+  }
+  return out;
 }
 
 void KernelPool::poke_warm_pools() {

@@ -165,7 +165,7 @@ Json McpServer::list_kernels(ToolCall&) {
   if (slurm_) {
     for (auto& row : slurm_->list()) kernels.push_back(std::move(row));
   }
-  return ok_result(Json{{"kernels", std::move(kernels)}});
+  return ok_result(Json{{"kernels", std::move(kernels)}, {"pool", pool_.warm_memory()}});
 }
 
 Json McpServer::shutdown_kernel(ToolCall& call) {

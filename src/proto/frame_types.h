@@ -38,6 +38,11 @@ inline constexpr std::string_view kInspect = "inspect";
 inline constexpr std::string_view kIsComplete = "is_complete";
 // host->worker: the caller's line for an input_request (`value` or `error`).
 inline constexpr std::string_view kInputReply = "input_reply";
+// host->worker: a warm worker is claimed: `generation` is the authorization
+// generation it serves from now on (never known before; issue 28). No
+// answer: frames are handled in order, so it is set before any later
+// request runs, and a worker that ignored it presents no trusted generation.
+inline constexpr std::string_view kAdopt = "adopt";
 
 // --- worker -> host ---------------------------------------------------------
 
@@ -78,7 +83,7 @@ inline constexpr std::string_view kReplySuffix = "_reply";
 
 inline constexpr std::array kHostToWorker = {
     kInitialize,    kExecute,  kHostResponse, kHostAck,    kInspectVariables, kShutdown,
-    kStdoutRequest, kComplete, kInspect,      kIsComplete, kInputReply,
+    kStdoutRequest, kComplete, kInspect,      kIsComplete, kInputReply,       kAdopt,
 };
 
 inline constexpr std::array kWorkerToHost = {

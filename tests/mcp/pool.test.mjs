@@ -104,6 +104,39 @@ test('pooled workers count against --max-kernels; python=0 turns the pool off', 
   assert.match(path.basename(made.structuredContent.workspace), /^mcp-(?!pool-)/);
 });
 
+test('a python and an r pool together stay within --max-kernels', async (t) => {
+  const { client, dir } = await connect(t, {
+    extra: ['--pool', 'python=2,r=2', '--max-kernels', '3'],
+  });
+  assert.ok(await poolFull(dir, 3));
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const running = poolWorkspaces(dir).filter((ws) => processesUnder(ws).length > 0);
+  assert.equal(running.length, 3, 'never more pooled workers than --max-kernels allows');
+});
+
+test('list_kernels reports the memory of each kernel, its standby and the pool', async (t) => {
+  const { client, dir } = await connect(t, { extra: ['--pool', 'python=1'] });
+  assert.ok(await poolFull(dir, 1));
+  const kernel_id = await newKernel(client);
+  await run(client, kernel_id, 'x = 1');
+  const megabyte = 1024 * 1024;
+  let listed;
+  // The claimed worker's replacement and the kernel's standby start in
+  // the background.
+  assert.ok(
+    await until(async () => {
+      listed = (await call(client, 'list_kernels')).structuredContent;
+      return listed.kernels[0].standby_rss_bytes > 0 && listed.pool.python.ready === 1;
+    }, 60000),
+    JSON.stringify(listed),
+  );
+  const [row] = listed.kernels;
+  assert.ok(row.rss_bytes > 4 * megabyte, JSON.stringify(row));
+  assert.ok(row.standby_rss_bytes > 4 * megabyte, JSON.stringify(row));
+  assert.equal(listed.pool.python.size, 1);
+  assert.ok(listed.pool.python.rss_bytes > 4 * megabyte, JSON.stringify(listed.pool));
+});
+
 test('a bad --pool value is refused with its reason', () => {
   const done = spawnSync(openai4s, ['mcp', '--pool', 'python=lots'], { encoding: 'utf8' });
   assert.notEqual(done.status, 0);

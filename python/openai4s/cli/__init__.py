@@ -73,6 +73,11 @@ def _add_repl(commands):
         default="python",
         help="the kernel's language: python, or r (Rscript on PATH) (default: %(default)s)",
     )
+    repl.add_argument(
+        "--no-standby",
+        action="store_true",
+        help="no standby worker kept ready (%%restart then starts a new one)",
+    )
 
 
 def _add_run(commands):
@@ -147,7 +152,12 @@ def main(argv=None):
     if args.command == "repl":
         from openai4s.cli.repl import run_repl
 
-        return run_repl(cwd=args.cwd or os.getcwd(), mode=args.mode, lang=args.lang)
+        return run_repl(
+            cwd=args.cwd or os.getcwd(),
+            mode=args.mode,
+            lang=args.lang,
+            standby=not args.no_standby,
+        )
     if args.command == "run":
         from openai4s.cli.repl import run_repl
 

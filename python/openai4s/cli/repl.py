@@ -343,23 +343,27 @@ def _dispatcher(cwd, broker, console):
     return dispatcher
 
 
-def _start_kernel(cwd, mode, lang, broker, console):
+def _start_kernel(cwd, mode, lang, broker, console, standby):
+    # The standby is a second worker started in the background, so that
+    # %restart swaps it in instead of waiting for a spawn (issue 28).
     dispatcher = _dispatcher(cwd, broker, console)
     if lang == "r":
         from openai4s.kernel.r_kernel import spawn_r_kernel
 
         # R cells reach the host through `host$...` (runtime/r_host.R).
-        return spawn_r_kernel(cwd=cwd, dispatcher=dispatcher)
+        return spawn_r_kernel(cwd=cwd, dispatcher=dispatcher, standby=standby)
     from openai4s.kernel import Kernel
 
-    return Kernel(dispatcher=dispatcher, cwd=cwd, mode=mode)
+    return Kernel(dispatcher=dispatcher, cwd=cwd, mode=mode, standby=standby)
 
 
-def run_repl(cwd, mode="repl", lang="python", script=None):
+def run_repl(cwd, mode="repl", lang="python", script=None, standby=False):
     """Run a session on a new kernel; returns the process exit status.
 
     With `script` (a path), run that file's cells and stop at the first
     failure (`openai4s run`); else read the terminal, or stdin as a script.
+    `standby` keeps a second worker ready for %restart (`openai4s repl`
+    does, unless --no-standby).
     """
     if script is not None:
         try:
@@ -368,17 +372,17 @@ def run_repl(cwd, mode="repl", lang="python", script=None):
             print(f"openai4s run: {exc.strerror}: {script}", file=sys.stderr)
             return 2
         with stream:
-            return _run(cwd, mode, lang, stream)
-    return _run(cwd, mode, lang, None)
+            return _run(cwd, mode, lang, stream, standby)
+    return _run(cwd, mode, lang, None, standby)
 
 
-def _run(cwd, mode, lang, script_stream):
+def _run(cwd, mode, lang, script_stream, standby):
     interactive = script_stream is None and sys.stdin.isatty()
     console = Console(sys.stdout, sys.stderr, interactive)
     # A person at the terminal still answers approvals for `openai4s run`.
     broker = PromptBroker(console, interactive or (script_stream is not None and _tty()))
     try:
-        kernel = _start_kernel(cwd, mode, lang, broker, console)
+        kernel = _start_kernel(cwd, mode, lang, broker, console, standby)
     except KeyboardInterrupt:
         return _STATUS_INTERRUPTED
     except Exception as exc:

@@ -27,37 +27,6 @@ from openai4s.kernel.environment import PACKAGE_SOURCE_ROOT
 from openai4s.kernel.sandbox_status import sandbox_for
 
 
-def _children(pid):
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return []
-    found = []
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as f:
-                found.extend(int(child) for child in f.read().split())
-        except OSError:
-            pass
-    return found
-
-
-def _tree_rss(pid):
-    """VmRSS of `pid` and its descendants, in bytes (0 for one gone)."""
-    total, todo = 0, [pid]
-    while todo:
-        current = todo.pop()
-        try:
-            with open(f"/proc/{current}/status", encoding="ascii") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1]) * 1024
-        except OSError:
-            continue
-        todo.extend(_children(current))
-    return total
-
-
 class KernelPool:
     """`size` Python kernels kept started; `claim()` takes one.
 
@@ -109,7 +78,10 @@ class KernelPool:
         if warm is None:
             cwd = os.path.join(self.workspace_root, f"kernel-{uuid.uuid4()}")
             os.mkdir(cwd, 0o700)
-            return self._kernel(dispatcher, cwd, None)
+            # The refill waits while callers start their own: under a burst
+            # it would only take CPU from them.
+            with self._core.fallback():
+                return self._kernel(dispatcher, cwd, None)
         return self._kernel(dispatcher, warm.workspace, warm)
 
     def _kernel(self, dispatcher, cwd, warm):
@@ -141,7 +113,7 @@ class KernelPool:
         included: {"workers": n, "rss_bytes": total} (counted against the
         machine like any kernel's)."""
         pids = self.worker_pids()
-        return {"workers": len(pids), "rss_bytes": sum(_tree_rss(pid) for pid in pids)}
+        return {"workers": len(pids), "rss_bytes": sum(_core.tree_rss_bytes(pid) for pid in pids)}
 
     def close(self):
         """Stop refilling and every worker not claimed. Idempotent."""

@@ -102,6 +102,80 @@ def test_claims_never_share_a_worker_a_workspace_or_a_generation(sandbox_mode, p
                 kernel.shutdown()
 
 
+def _environ_generation(pid):
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        entries = f.read().split(b"\0")
+    for entry in entries:
+        if entry.startswith(b"OPENAI4S_KERNEL_GENERATION="):
+            return entry.split(b"=", 1)[1].decode()
+    return None
+
+
+def _bash_with_generation(kernel, generation):
+    """host.bash from a cell whose environment names `generation` (None:
+    names none), as a worker that kept what it saw would present it."""
+    setting = (
+        "os.environ.pop('OPENAI4S_KERNEL_GENERATION', None)"
+        if generation is None
+        else f"os.environ['OPENAI4S_KERNEL_GENERATION'] = {generation!r}"
+    )
+    return _stdout(
+        kernel,
+        "import os\n"
+        "mine = os.environ['OPENAI4S_KERNEL_GENERATION']\n"
+        f"{setting}\n"
+        "try:\n"
+        "    print(host.bash('echo ran')['stdout'].strip())\n"
+        "except RuntimeError as e:\n"
+        "    print('refused:', e)\n"
+        "os.environ['OPENAI4S_KERNEL_GENERATION'] = mine\n",
+    )
+
+
+def _bash_dispatcher(data_dir, workspace):
+    """A real dispatcher on a real store for `workspace`, allowing bash."""
+    from openai4s.config import Config, LLMConfig
+    from openai4s.host_dispatch import build_dispatcher
+
+    config = Config(data_dir=data_dir, llm=LLMConfig(provider="deepseek", api_key="x"))
+    dispatcher = build_dispatcher(config, workspace=workspace)
+    dispatcher.frame_id = dispatcher.store.new_frame(kind="turn")
+    dispatcher.store.set_permission_rule(
+        scope="conversation",
+        scope_id=dispatcher.frame_id,
+        tool="bash",
+        pattern="*",
+        decision="allow",
+    )
+    return dispatcher
+
+
+def test_a_pooled_worker_learns_its_generation_only_at_claim(tmp_path, pool_root, monkeypatch):
+    monkeypatch.delenv("OPENAI4S_UNATTENDED_APPROVAL", raising=False)
+    # Sandbox off: the pooled workers' environments are readable from here.
+    with _pool("off", pool_root, 2) as pool:
+        assert pool.wait_full()
+        seen = [_environ_generation(pid) for pid in pool.worker_pids()]
+        kernels = [pool.claim() for _ in range(2)]
+        try:
+            generations = [k.authorization_generation for k in kernels]
+            assert len(set(generations)) == 2
+            assert not set(generations) & set(seen)
+            for index, (kernel, before) in enumerate(zip(kernels, seen)):
+                kernel.dispatcher = _bash_dispatcher(tmp_path / f"data-{index}", kernel.cwd)
+                told = _stdout(kernel, "import os; print(os.environ['OPENAI4S_KERNEL_GENERATION'])")
+                assert told == kernel.authorization_generation
+                assert _bash_with_generation(kernel, told) == "ran"
+                # What the worker could have read before its claim is no
+                # generation the host trusts now.
+                assert _bash_with_generation(kernel, before).startswith("refused:")
+        finally:
+            for kernel in kernels:
+                kernel.shutdown()
+                if kernel.dispatcher is not None:
+                    kernel.dispatcher.store.close()
+
+
 def test_a_worker_killed_while_pooled_is_not_handed_out(sandbox_mode, pool_root):
     with _pool(sandbox_mode, pool_root, 1) as pool:
         assert pool.wait_full()
@@ -171,6 +245,9 @@ def test_restart_swaps_in_the_standby_keeping_files_dropping_the_namespace(sandb
         kernel.execute("x = 1\nopen('kept.txt', 'w').write('here')")
         assert kernel._core.wait_standby()
         standby = kernel._core.standby_pid
+        if sandbox_mode == "off":
+            # Spawned knowing no generation: it is told one at the swap.
+            assert _environ_generation(standby) is None
         old_pid, old_generation = kernel.pid, kernel.authorization_generation
         kernel.restart()
         assert kernel.pid == standby != old_pid

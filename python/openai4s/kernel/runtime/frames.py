@@ -38,6 +38,7 @@ HOST_TO_WORKER = frozenset(
         "inspect",
         "is_complete",
         "input_reply",
+        "adopt",
     }
 )
 #: Answers to a worker's own request; one nobody waits for any more (its

@@ -196,3 +196,12 @@ stdout_request <- function(request) {
     error = "\"the R worker keeps no cell stdout\""
   ))
 }
+
+# A warm worker is claimed (issue 28): the generation its bash capabilities
+# are bound to is told only now, never at its spawn. Not answered.
+adopt <- function(request) {
+  generation <- request$generation
+  if (is.character(generation) && length(generation) == 1L && nzchar(generation)) {
+    Sys.setenv(OPENAI4S_KERNEL_GENERATION = generation)
+  }
+}

@@ -753,7 +753,8 @@ local(envir = new.env(parent = baseenv()), {
     complete = function(request) W$complete(request),
     inspect = function(request) W$inspect(request),
     is_complete = function(request) W$is_complete(request),
-    input_reply = function(request) W$unexpected_reply(request)
+    input_reply = function(request) W$unexpected_reply(request),
+    adopt = function(request) W$adopt(request)
   )
 
   W$serve <- function() {

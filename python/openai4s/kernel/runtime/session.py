@@ -3,6 +3,7 @@ and answers each with one frame (a Cell's response, a variables listing, a
 completion, ...), until ``shutdown`` or the end of protocol IN."""
 
 import builtins
+import os
 
 from openai4s.kernel.runtime import channel, display, env_restore, frames
 from openai4s.kernel.runtime.cell_execution import CellExecution, response_line
@@ -106,6 +107,7 @@ class Session:
             "is_complete": self._is_complete,
             "complete": self._code_help,
             "inspect": self._code_help,
+            "adopt": self._adopt,
             "shutdown": _stop,
             # The handshake's, read once before this loop.
             "initialize": _ignore,
@@ -138,6 +140,15 @@ class Session:
         from openai4s.kernel.runtime import code_help
 
         self.wire.write_frame(code_help.code_help_reply(self.namespace, request["type"], request))
+
+    def _adopt(self, request):
+        # A warm worker (a pool's, a standby) is claimed: it learns the
+        # generation its bash capabilities are bound to only now, so none
+        # it could have seen before serves the kernel that claimed it.
+        # Not answered: the host sends the next request right behind it.
+        generation = request.get("generation")
+        if isinstance(generation, str) and generation:
+            os.environ["OPENAI4S_KERNEL_GENERATION"] = generation
 
     def _execute(self, request):
         if not self._env_restored:
