@@ -36,6 +36,17 @@ class HostileServer:
         self.process.wait()
 
 
+def make_dispatcher(data_dir, workspace):
+    """A real dispatcher on a real store, with a fresh conversation frame."""
+    from openai4s.config import Config, LLMConfig
+    from openai4s.host_dispatch import build_dispatcher
+
+    cfg = Config(data_dir=data_dir, llm=LLMConfig(provider="deepseek", api_key="x"))
+    d = build_dispatcher(cfg, workspace=workspace)
+    d.frame_id = d.store.new_frame(kind="turn")
+    return d
+
+
 def call(kernel, expression):
     """(result, None) or (None, the RuntimeError's text) of host.<expression>."""
     code = (

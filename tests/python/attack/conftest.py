@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from openai4s.config import Config, LLMConfig
-from openai4s.host_dispatch import build_dispatcher
 from openai4s.kernel import Kernel
 from openai4s.kernel.sandbox_status import SandboxUnavailableError, sandbox_for
+
+from attack_support import make_dispatcher
 
 # The host tests' package builders (env_support) serve these tests too.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "host"))
@@ -20,13 +20,6 @@ def workspace(tmp_path):
     path = tmp_path / "workspace"
     path.mkdir()
     return path
-
-
-def make_dispatcher(data_dir, workspace):
-    cfg = Config(data_dir=data_dir, llm=LLMConfig(provider="deepseek", api_key="x"))
-    d = build_dispatcher(cfg, workspace=workspace)
-    d.frame_id = d.store.new_frame(kind="turn")
-    return d
 
 
 @pytest.fixture

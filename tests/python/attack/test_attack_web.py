@@ -11,8 +11,7 @@ import pytest
 
 from openai4s.kernel import Kernel
 
-from attack_support import HostileServer, call
-from conftest import make_dispatcher
+from attack_support import HostileServer, call, make_dispatcher
 
 
 @pytest.fixture(scope="module")

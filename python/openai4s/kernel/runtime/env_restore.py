@@ -4,7 +4,6 @@ standby swapped in all import what ``host.env.use``/``create`` chose, with
 no cell calling it again. Read at the first request, not at start, so a
 standby started before the choice still honours it."""
 
-import json
 import os
 
 #: The host names the library (read-only here) in this variable
@@ -20,10 +19,18 @@ def active_python_path(environ=os.environ):
     if not library:
         return None
     try:
-        with open(os.path.join(library, _STATE_FILE), encoding="utf-8") as handle:
-            state = json.load(handle)
-    except (OSError, ValueError):
+        handle = open(os.path.join(library, _STATE_FILE), encoding="utf-8")
+    except OSError:
         return None
+    # json (and re, enum) only when there is a state to read: a first cell
+    # without host.env loads nothing it does not need.
+    import json
+
+    with handle:
+        try:
+            state = json.load(handle)
+        except (OSError, ValueError):
+            return None
     paths = state.get("active_paths") if isinstance(state, dict) else None
     path = paths.get("python_path") if isinstance(paths, dict) else None
     if not isinstance(path, str):
