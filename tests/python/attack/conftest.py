@@ -1,13 +1,10 @@
-"""Fixtures for the attack tests: a real dispatcher on a real SQLite store,
-and whether bubblewrap can sandbox a kernel here."""
+"""Fixtures for the attack tests: a real dispatcher on a real SQLite store
+(whether bubblewrap can sandbox a kernel here: tests/python/conftest.py)."""
 
 import sys
 from pathlib import Path
 
 import pytest
-
-from openai4s.kernel import Kernel
-from openai4s.kernel.sandbox_status import SandboxUnavailableError, sandbox_for
 
 from attack_support import make_dispatcher
 
@@ -30,27 +27,3 @@ def dispatcher(tmp_path, workspace, monkeypatch):
     d = make_dispatcher(tmp_path / "data", workspace)
     yield d
     d.store.close()
-
-
-@pytest.fixture(scope="session")
-def sandbox_unavailable_reason(tmp_path_factory):
-    workspace = tmp_path_factory.mktemp("probe")
-    try:
-        Kernel(cwd=str(workspace), sandbox=sandbox_for(str(workspace), mode="enforce")).shutdown()
-    except SandboxUnavailableError as exc:
-        return str(exc)
-    return None
-
-
-@pytest.fixture(params=["off", "enforce"])
-def sandbox_mode(request, sandbox_unavailable_reason):
-    if request.param == "enforce" and sandbox_unavailable_reason is not None:
-        pytest.skip(f"bubblewrap cannot sandbox a kernel here: {sandbox_unavailable_reason}")
-    return request.param
-
-
-@pytest.fixture
-def enforced(sandbox_unavailable_reason):
-    if sandbox_unavailable_reason is not None:
-        pytest.skip(f"bubblewrap cannot sandbox a kernel here: {sandbox_unavailable_reason}")
-    return "enforce"

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from openai4s.kernel import Kernel
-from openai4s.kernel.sandbox_status import SandboxUnavailableError, sandbox_for
+from openai4s.kernel.sandbox_status import sandbox_for
 
 TICKS = textwrap.dedent(
     """
@@ -32,23 +32,6 @@ RUNAWAY = textwrap.dedent(
         time.sleep(0.05)
     """
 )
-
-
-@pytest.fixture(scope="module")
-def sandbox_unavailable_reason(tmp_path_factory):
-    workspace = tmp_path_factory.mktemp("probe")
-    try:
-        Kernel(cwd=str(workspace), sandbox=sandbox_for(str(workspace), mode="enforce")).shutdown()
-    except SandboxUnavailableError as exc:
-        return str(exc)
-    return None
-
-
-@pytest.fixture(params=["off", "enforce"])
-def sandbox_mode(request, sandbox_unavailable_reason):
-    if request.param == "enforce" and sandbox_unavailable_reason is not None:
-        pytest.skip(f"bubblewrap cannot sandbox a kernel here: {sandbox_unavailable_reason}")
-    return request.param
 
 
 def allow_background(dispatcher):

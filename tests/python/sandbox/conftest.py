@@ -10,28 +10,9 @@ import sys
 import pytest
 
 from openai4s.kernel import Kernel
-from openai4s.kernel.sandbox_status import SandboxUnavailableError, sandbox_for
+from openai4s.kernel.sandbox_status import sandbox_for
 
 from sandbox_support import TEST_LIMITS, echo_dispatcher
-
-
-@pytest.fixture(scope="session")
-def sandbox_unavailable_reason(tmp_path_factory):
-    """None when an enforced sandbox starts here, else why not."""
-    workspace = tmp_path_factory.mktemp("probe")
-    try:
-        Kernel(cwd=str(workspace), sandbox=sandbox_for(str(workspace), mode="enforce")).shutdown()
-    except SandboxUnavailableError as exc:
-        return str(exc)
-    return None
-
-
-@pytest.fixture(params=["off", "enforce"])
-def sandbox_mode(request, sandbox_unavailable_reason):
-    """Each test that takes it runs with the sandbox off and enforced."""
-    if request.param == "enforce" and sandbox_unavailable_reason is not None:
-        pytest.skip(f"bubblewrap cannot sandbox a kernel here: {sandbox_unavailable_reason}")
-    return request.param
 
 
 @pytest.fixture
