@@ -108,7 +108,13 @@ KernelManager::KernelManager(KernelOptions options, std::shared_ptr<KernelHooks>
     : options_(std::move(options)),
       hooks_(std::move(hooks)),
       factory_(std::move(factory)),
-      authorization_generation_(new_authorization_generation()) {}
+      authorization_generation_(new_authorization_generation()) {
+  // Made here, not at the first request: other threads (a server's limit
+  // count, its memory report) read standby_ while the kernel starts.
+  if (options_.standby) {
+    standby_ = std::make_unique<StandbySlot>([this] { return start_standby(); });
+  }
+}
 
 KernelManager::~KernelManager() {
   // The standby thread uses this manager: it stops first.
@@ -268,6 +274,9 @@ WarmWorker KernelManager::release_worker() {
 }
 
 Result<WarmWorker> KernelManager::start_standby() {
+  if (options_.standby_room && !options_.standby_room()) {
+    return make_error(ErrorCode::kBusy, "no room for a standby within the worker limit");
+  }
   KernelOptions options = options_;
   options.standby = false;
   KernelManager holder(std::move(options), nullptr, nullptr);
@@ -301,6 +310,10 @@ bool KernelManager::wait_standby() { return standby_ && standby_->wait_ready(); 
 std::optional<pid_t> KernelManager::standby_pid() {
   return standby_ ? standby_->ready_pid() : std::nullopt;
 }
+
+bool KernelManager::holds_standby() { return standby_ && standby_->held(); }
+
+bool KernelManager::give_up_standby() { return standby_ && standby_->give_up_ready(); }
 
 void KernelManager::install_worker(WarmWorker worker) {
   if (worker.pending_launch && options_.sandbox) {

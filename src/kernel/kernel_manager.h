@@ -79,6 +79,10 @@ struct KernelOptions {
   // (kernel/standby.h). It is spawned with the environment of the last
   // start, and counts against the sandbox's limits like the worker.
   bool standby = false;
+  // Asked on the standby thread before each standby start, which counts
+  // itself as held: false leaves the kernel without one for now (its
+  // owner's worker limit is full). Empty: always room.
+  std::function<bool()> standby_room;
 };
 
 // build_kernel_environment's arguments for this kernel (spec §5.12): a Python
@@ -145,6 +149,11 @@ class KernelManager {
   bool wait_standby();
   // The ready standby's process, if there is one (its memory is reported).
   std::optional<pid_t> standby_pid();
+  // Whether a standby is ready or being started (it counts as a worker).
+  bool holds_standby();
+  // Discards a ready standby to make room for another kernel's worker; the
+  // next restart then starts normally. False when none was ready.
+  bool give_up_standby();
   void shutdown();
   bool is_alive();
 

@@ -85,6 +85,22 @@ std::optional<pid_t> StandbySlot::ready_pid() {
   return ready_->transport->local_pid();
 }
 
+bool StandbySlot::held() {
+  std::lock_guard lock(mutex_);
+  return ready_.has_value() || starting_ || wanted_;
+}
+
+bool StandbySlot::give_up_ready() {
+  std::optional<WarmWorker> given;
+  {
+    std::lock_guard lock(mutex_);
+    given = std::exchange(ready_, std::nullopt);
+  }
+  if (!given) return false;
+  given->discard();
+  return true;
+}
+
 void StandbySlot::stop() {
   std::optional<WarmWorker> left;
   {

@@ -39,6 +39,12 @@ class StandbySlot {
   void stop();
   // The ready standby's worker pid (memory reporting), if any.
   std::optional<pid_t> ready_pid();
+  // A standby is ready, being started or about to be: a worker an owner
+  // counts against its limit.
+  bool held();
+  // Discards the ready standby so that its room serves a kernel; false
+  // when none is ready (a start in progress is left to finish).
+  bool give_up_ready();
 
  private:
   void run();

@@ -201,13 +201,32 @@ Status KernelPool::reserve_slot(const std::string& language) {
                       "this server has no R: install R (Rscript on PATH) and start it again");
   }
   std::lock_guard lock(mutex_);
-  if (Status free = slot_free(); !free) return free;
+  if (Status free = slot_free_or_made(); !free) return free;
   ++starting_;
   return {};
 }
 
 std::size_t KernelPool::workers_in_use() const {
-  return kernels_.size() + starting_ + outside_.size() + job_workers(kernels_);
+  std::size_t standbys = 0;
+  for (const auto& [id, kernel] : kernels_) {
+    if (kernel->manager && kernel->manager->holds_standby()) ++standbys;
+  }
+  return kernels_.size() + starting_ + outside_.size() + job_workers(kernels_) + standbys;
+}
+
+// A kernel's standby is the spare that gives way: a create that finds the
+// limit full discards a ready one instead of refusing. mutex_ held.
+bool KernelPool::give_up_a_standby() {
+  for (const auto& [id, kernel] : kernels_) {
+    if (kernel->manager && kernel->manager->give_up_standby()) return true;
+  }
+  return false;
+}
+
+Status KernelPool::slot_free_or_made() {
+  Status free = slot_free();
+  while (!free && !stopping_ && give_up_a_standby()) free = slot_free();
+  return free;
 }
 
 Status KernelPool::slot_free() const {
@@ -226,7 +245,7 @@ Status KernelPool::slot_free() const {
 
 Status KernelPool::hold_outside(const std::string& kernel_id, const std::string& workspace) {
   std::lock_guard lock(mutex_);
-  if (Status free = slot_free(); !free) return free;
+  if (Status free = slot_free_or_made(); !free) return free;
   outside_[kernel_id] = workspace;
   return {};
 }
@@ -285,6 +304,14 @@ Status KernelPool::start_manager(Kernel& kernel, std::optional<kernel::WarmWorke
   auto dispatcher = host_hooks::front_door_dispatcher(store_, kernel.workspace, settings_.data_dir);
   kernel::KernelOptions options = kernel_options(kernel.language, kernel.workspace);
   if (warm) options.sandbox = warm->sandbox;
+  // A standby is a worker too: it starts only while the limit has room for
+  // it (counted as held from here; +1 while its kernel is still starting).
+  options.standby_room = [this, id = kernel.id] {
+    std::lock_guard lock(mutex_);
+    std::size_t total = workers_in_use() + warm_total();
+    if (kernels_.count(id) == 0) ++total;
+    return !stopping_ && total <= settings_.max_kernels;
+  };
   // A job's worker is admitted as a kernel is (it is already counted).
   auto admit_job = [this]() -> std::optional<std::string> {
     std::lock_guard lock(mutex_);

@@ -141,9 +141,15 @@ class KernelPool {
   // workspace and frame, its manager's options, its worker started.
   Status reserve_slot(const std::string& language);
   Status slot_free() const;  // under mutex_
-  // Kernels (local, starting, on Slurm) and background jobs' workers: what
-  // counts against --max-kernels besides the pools. Under mutex_.
+  // Kernels (local, starting, on Slurm), their standbys and background
+  // jobs' workers: what counts against --max-kernels besides the pools.
+  // Under mutex_.
   std::size_t workers_in_use() const;
+  // Every pool's workers, as their last room checks left them. Under mutex_.
+  std::size_t warm_total() const;
+  // slot_free(), after discarding ready standbys while that makes room.
+  Status slot_free_or_made();
+  bool give_up_a_standby();
   Result<std::shared_ptr<Kernel>> describe_kernel(const std::string& language,
                                                   const std::optional<std::string>& workspace,
                                                   const std::optional<std::string>& warm_workspace);

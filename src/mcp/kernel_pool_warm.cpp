@@ -74,6 +74,12 @@ bool KernelPool::room_for_warm(const std::string& language, std::size_t held) {
   return room;
 }
 
+std::size_t KernelPool::warm_total() const {
+  std::size_t total = 0;
+  for (const auto& [language, count] : warm_held_) total += count;
+  return total;
+}
+
 Result<std::optional<kernel::WarmWorker>> KernelPool::claim_warm(const std::string& language) {
   auto it = warm_.find(language);
   if (it == warm_.end()) return std::optional<kernel::WarmWorker>();

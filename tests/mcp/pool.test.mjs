@@ -137,6 +137,29 @@ test('list_kernels reports the memory of each kernel, its standby and the pool',
   assert.ok(listed.pool.python.rss_bytes > 4 * megabyte, JSON.stringify(listed.pool));
 });
 
+test('standbys count against --max-kernels and give way to a new kernel', async (t) => {
+  const { client } = await connect(t, { extra: ['--pool', 'python=0', '--max-kernels', '2'] });
+  const listed = async () => (await call(client, 'list_kernels')).structuredContent.kernels;
+  const first = await newKernel(client);
+  assert.ok(
+    await until(async () => (await listed())[0].standby_rss_bytes > 0, 60000),
+    "the first kernel's standby fills the second place",
+  );
+  // The limit is full (a kernel and its standby); a new kernel still fits,
+  // by taking the standby's place, and gets no standby of its own.
+  const second = await newKernel(client);
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  for (const row of await listed()) assert.equal(row.standby_rss_bytes, 0, JSON.stringify(row));
+  const third = await call(client, 'create_kernel', {});
+  assert.equal(third.isError, true);
+  assert.match(third.content[0].text, /--max-kernels/);
+  // Both still work, and a restart without a standby starts a worker anew.
+  assert.equal(stdoutOf(await run(client, second, 'print(2)')), '2');
+  const restarted = await call(client, 'restart_kernel', { kernel_id: first });
+  assert.equal(restarted.isError, undefined, restarted.content?.[0]?.text);
+  assert.equal(stdoutOf(await run(client, first, 'print(1)')), '1');
+});
+
 test('a bad --pool value is refused with its reason', () => {
   const done = spawnSync(openai4s, ['mcp', '--pool', 'python=lots'], { encoding: 'utf8' });
   assert.notEqual(done.status, 0);
