@@ -12,6 +12,9 @@ using boost::system::error_code;
 
 struct InstallProxy::State {
   InstallProxyConfig config;
+  // Connections open now (io thread only). Declared before io: a session
+  // the io_context's destructor frees still counts itself out here.
+  std::size_t open = 0;
   asio::io_context io;
   Local::acceptor acceptor{io};
   asio::steady_timer deadline{io};
@@ -28,21 +31,38 @@ constexpr std::size_t kChunk = 16 * 1024;
 // An install that opens more connections (a plain-http source costs one a
 // file) still works; the audit row keeps these and one line for the rest.
 constexpr std::size_t kMaxRecords = 256;
+// A setup.py may open connections as fast as it likes: past this many at
+// once a new one is closed unread, so an install cannot run the host (a
+// server of many kernels) out of fds. pip keeps a handful open.
+constexpr std::size_t kMaxOpen = 64;
+// A connection that has not sent its request head by then is closed.
+constexpr std::chrono::seconds kHeadWait{30};
 
 // One installer connection: read the head, admit, resolve, judge each
 // address, connect to the judged ones, then relay both ways.
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(InstallProxy::State& state, Local::socket client)
-      : state_(state), client_(std::move(client)), origin_(state.io), resolver_(state.io) {
+      : state_(state),
+        client_(std::move(client)),
+        origin_(state.io),
+        resolver_(state.io),
+        head_wait_(state.io) {
+    ++state_.open;
     std::lock_guard lock(state_.mutex);
     index_ = state_.records.size();
     if (index_ < kMaxRecords) state_.records.emplace_back();
     ++state_.connections;
   }
 
+  ~Session() { --state_.open; }
+
   void start() {
     auto self = shared_from_this();
+    head_wait_.expires_after(kHeadWait);
+    head_wait_.async_wait([self](error_code cancelled) {
+      if (!cancelled) self->close("no request head within 30 s");
+    });
     asio::async_read_until(client_, asio::dynamic_buffer(head_, kMaxProxyHeadBytes), "\r\n\r\n",
                            [self](error_code ec, std::size_t size) { self->on_head(ec, size); });
   }
@@ -65,6 +85,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void on_head(error_code ec, std::size_t size) {
+    head_wait_.cancel();
     if (ec) {
       if (ec == asio::error::not_found) {
         return refuse("431 Request Header Fields Too Large", "a proxy request head over 16 KiB");
@@ -184,6 +205,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::array<char, kChunk> up_{};
   std::array<char, kChunk> down_{};
   int finished_ = 0;
+  asio::steady_timer head_wait_;
 };
 
 // Handlers hold the state by pointer: it outlives the io thread (stop()
@@ -191,8 +213,20 @@ class Session : public std::enable_shared_from_this<Session> {
 // io_context's queue would never be freed.
 void accept_next(InstallProxy::State* state) {
   state->acceptor.async_accept([state](error_code ec, Local::socket client) {
-    if (ec) return;
-    std::make_shared<Session>(*state, std::move(client))->start();
+    if (ec == asio::error::operation_aborted) return;
+    if (ec) {
+      // Out of fds or the like: try again shortly rather than give up the
+      // install's only way out for good.
+      auto pause = std::make_shared<asio::steady_timer>(state->io, std::chrono::milliseconds(50));
+      pause->async_wait([state, pause](error_code) { accept_next(state); });
+      return;
+    }
+    if (state->open >= kMaxOpen) {
+      error_code ignored;
+      client.close(ignored);
+    } else {
+      std::make_shared<Session>(*state, std::move(client))->start();
+    }
     accept_next(state);
   });
 }

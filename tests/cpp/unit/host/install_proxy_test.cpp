@@ -212,5 +212,38 @@ TEST_F(InstallProxyTest, ManyConnectionsKeepABoundedRecord) {
   EXPECT_EQ(records[256].reason, "44 more connections (their bytes summed here)");
 }
 
+// A script holding connections open without a word: past 64 at once a new
+// one is closed unread (the host's fds stay bounded), and a served one
+// still works beside them.
+TEST_F(InstallProxyTest, ConnectionsHeldOpenSilentlyAreBounded) {
+  start({});
+  std::vector<UniqueFd> silent;
+  for (int i = 0; i < 80; ++i) {
+    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::snprintf(address.sun_path, sizeof address.sun_path, "%s", socket_path().c_str());
+    ASSERT_EQ(::connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    silent.push_back(std::move(fd));
+  }
+  // The ones past the bound are closed by the proxy: a read sees the end.
+  std::size_t closed = 0;
+  for (std::size_t i = 64; i < silent.size(); ++i) {
+    timeval wait{5, 0};
+    ::setsockopt(silent[i].get(), SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+    char byte = 0;
+    if (::read(silent[i].get(), &byte, 1) == 0) ++closed;
+  }
+  EXPECT_EQ(closed, 16U);
+  silent.resize(10);  // some go: their places serve again
+  // (once the proxy has seen them go: it frees their places as it reads).
+  bool served = false;
+  for (int attempt = 0; attempt < 100 && !served; ++attempt) {
+    served = exchange("GET /x HTTP/1.1\r\n\r\n").find("400 Bad Request") != std::string::npos;
+    if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(served);
+}
+
 }  // namespace
 }  // namespace o4s::host
