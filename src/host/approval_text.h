@@ -19,6 +19,16 @@ inline constexpr std::size_t kApprovalShownBytes = 4000;
 inline constexpr std::size_t kApprovalShownLines = 40;
 // The gutter in front of each line of the target in a prompt.
 inline constexpr std::string_view kApprovalGutter = "    | ";
+// A Jupyter input_request that is the host's approval question starts so
+// (a relaying client, the MCP server's Slurm bridge, tells it from a cell's
+// own input() by it); a cell's own prompt never does (cell_output.cpp).
+inline constexpr std::string_view kApprovalPromptPrefix = "openai4s: ";
+// Replies a relaying client gives (python/openai4s/slurm/mcp_bridge.py):
+// its own client cannot show an approval (a denial, as for a local MCP
+// kernel), or it has no input channel for a cell's input() (an error in
+// the cell). Any client may send either; each can only refuse.
+inline constexpr std::string_view kClientCannotAskReply = "\x1bopenai4s:client-cannot-ask";
+inline constexpr std::string_view kNoInputReply = "\x1bopenai4s:no-input";
 // A reason the cell gave shows on one line of at most this many bytes.
 inline constexpr std::size_t kApprovalReasonBytes = 500;
 

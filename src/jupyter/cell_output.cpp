@@ -2,6 +2,7 @@
 
 #include <xeus/xinput.hpp>
 
+#include "host/approval_text.h"
 #include "proto/frame_types.h"
 
 namespace o4s::jupyter {
@@ -51,7 +52,15 @@ kernel::InputAnswer CellOutput::ask(const std::string& prompt, bool password) {
   }
   // What the cell printed before asking is shown before the prompt.
   stdout_stream_.flush();
-  answer.value = xeus::blocking_input_request(prompt, password);
+  // A cell's prompt never passes for the host's approval question.
+  const std::string shown =
+      prompt.starts_with(host::kApprovalPromptPrefix) ? "input: " + prompt : prompt;
+  answer.value = xeus::blocking_input_request(shown, password);
+  if (answer.value == host::kNoInputReply) {
+    answer.value.reset();
+    answer.error =
+        "no input channel: this client cannot answer input() (a kernel on Slurm over MCP)";
+  }
   return answer;
 }
 

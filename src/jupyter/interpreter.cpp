@@ -39,17 +39,12 @@ nl::json string_or(const nl::json& frame, const char* key, nl::json fallback) {
   return it != frame.end() && !it->is_null() ? *it : fallback;
 }
 
-// The reply a client that relays the prompt gives when its own client
-// cannot show it (the MCP server's Slurm bridge, for an MCP client without
-// elicitation): a denial with that reason, as for a local MCP kernel. Any
-// client may send it; it can only deny.
-constexpr std::string_view kClientCannotAskReply = "\x1bopenai4s:client-cannot-ask";
-
 // The approval prompt, as every front door renders it (escaped, visibly
 // cut): [y]es once / [a]lways (when offered) / [N]o; anything else is no.
 host::ApprovalAnswer ask_the_user(const host::ApprovalRequest& request) {
-  std::string answer = xeus::blocking_input_request("openai4s: " + request.text.prompt, false);
-  if (answer == kClientCannotAskReply) return host::ApprovalAnswer::kClientCannotAsk;
+  std::string answer = xeus::blocking_input_request(
+      std::string(host::kApprovalPromptPrefix) + request.text.prompt, false);
+  if (answer == host::kClientCannotAskReply) return host::ApprovalAnswer::kClientCannotAsk;
   std::string word;
   for (char c : answer) {
     if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {

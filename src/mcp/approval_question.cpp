@@ -54,7 +54,8 @@ std::string escaped_lines(const std::string& text) {
 
 Json prompt_elicitation(const std::string& prompt, const std::string& who, bool form_mode) {
   std::string text = escaped_lines(prompt);
-  if (text.starts_with("openai4s: ")) text.erase(0, 10);
+  if (text.starts_with(host::kApprovalPromptPrefix))
+    text.erase(0, host::kApprovalPromptPrefix.size());
   std::string choices;
   if (auto cut = text.rfind('\n'); cut != std::string::npos) {
     choices = text.substr(cut + 1);

@@ -24,7 +24,7 @@ constexpr const char* kTools = R"json([
    "engine": {"type": "string"}, "job_id": {"type": "string"}},
   "required": ["kernel_id", "language", "workspace", "sandbox"]}},
 {"name": "list_kernels",
- "description": "List this server's kernels: id, language, state (idle, busy, dead), created, last used, cells run, workspace, and the resident memory of each kernel's worker and standby; and per language, the warm pool's size, ready workers and their memory.",
+ "description": "List this server's kernels (id, language, state, created, last used, cells, workspace, memory of worker and standby) and the warm pools (size, ready, memory).",
  "inputSchema": {"type": "object", "additionalProperties": false, "properties": {}},
  "outputSchema": {"type": "object",
   "properties": {"kernels": {"type": "array", "items": {"type": "object",

@@ -54,11 +54,14 @@ _LEASE = 60.0
 #: (src/jupyter/variables_comm.h) and how long it may take to answer.
 _VARIABLES_TARGET = "openai4s.variables"
 _VARIABLES_WAIT = 60.0
-#: The input_reply the Jupyter kernel takes as "this client cannot show
-#: approval prompts" (src/jupyter/interpreter.cpp, kClientCannotAskReply):
-#: a denial with that reason, as the MCP server gives for a local kernel.
+#: The input_replies the Jupyter kernel understands from a relaying client
+#: (src/host/approval_text.h): "this client cannot show approval prompts"
+#: (a denial with that reason, as the MCP server gives for a local kernel)
+#: and "no input channel" (the cell's input() fails, as a local kernel's).
 CLIENT_CANNOT_ASK = "\x1bopenai4s:client-cannot-ask"
-#: How the Jupyter kernel's approval prompts begin (ask_the_user there).
+NO_INPUT = "\x1bopenai4s:no-input"
+#: How the Jupyter kernel's approval prompts begin (kApprovalPromptPrefix);
+#: a cell's own prompt never does.
 _APPROVAL_PROMPT = "openai4s: "
 
 
@@ -244,9 +247,10 @@ class Cell:
         if prompt.startswith(_APPROVAL_PROMPT):
             send({"op": "ask", "prompt": prompt})
         else:
-            # A cell's own input(): the MCP server has no channel for it
-            # (a local kernel's input() fails); it reads an empty line.
-            kc.input("")
+            # A cell's own input(): the MCP server has no channel for it;
+            # the kernel turns this reply into the cell's error, as a local
+            # kernel's input() fails.
+            kc.input(NO_INPUT)
 
     def _take(self, msg):
         kind, content = msg["msg_type"], msg["content"]
