@@ -217,12 +217,22 @@ class RResolver {
     UniqueFd out(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
     if (!out) return system_error("open " + path, errno);
     Sha256 digest;
-    Status saved = fetch(policy_, url, static_cast<std::int64_t>(sources_.max_bytes), deadline_,
-                         [&out, &digest](std::string_view chunk) {
+    // One budget for every tarball of the install, as pip's bytes share the
+    // proxy's: up to 200 packages of a hostile index cannot each take it.
+    std::uint64_t got = 0;
+    Status saved = fetch(policy_, url, static_cast<std::int64_t>(sources_.max_bytes - spent_),
+                         deadline_, [&out, &digest, &got](std::string_view chunk) {
                            digest.update(chunk);
+                           got += chunk.size();
                            return write_all(out.get(), chunk);
                          });
+    spent_ += got;
     if (!saved) return saved;
+    if (spent_ >= sources_.max_bytes) {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "the R packages' downloads reached the environment's budget of " +
+                            std::to_string(sources_.max_bytes) + " bytes (OPENAI4S_ENV_MAX_BYTES)");
+    }
     order_.push_back(RTarball{name, path, version, url, digest.hex_digest()});
     return {};
   }
@@ -235,6 +245,7 @@ class RResolver {
   std::map<std::string, std::string> indexes_;
   std::set<std::string> seen_;
   std::vector<RTarball> order_;
+  std::uint64_t spent_ = 0;  // bytes of every tarball downloaded so far
 };
 
 }  // namespace

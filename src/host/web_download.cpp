@@ -73,13 +73,15 @@ Result<UniqueFd> make_missing(UniqueFd fd, const std::vector<fs::path>& missing,
                               const Owner& owner) {
   for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
     const std::string name = it->filename().string();
-    if (::mkdirat(fd.get(), name.c_str(), 0755) != 0 && errno != EEXIST) {
+    const bool made = ::mkdirat(fd.get(), name.c_str(), 0755) == 0;
+    if (!made && errno != EEXIST) {
       return system_error("web_download: mkdir " + it->string(), errno);
     }
     UniqueFd next(
         ::openat(fd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!next) return system_error("web_download: open " + it->string(), errno);
-    give_to_worker(next.get(), fd.get(), owner);
+    // Only what the host made: one that appeared meanwhile keeps its owner.
+    if (made) give_to_worker(next.get(), fd.get(), owner);
     fd = std::move(next);
   }
   return fd;

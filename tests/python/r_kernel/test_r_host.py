@@ -137,6 +137,13 @@ def test_bash_is_authorized_by_the_host_and_run_by_the_worker(start_r, dispatche
         k, "r <- host$bash('echo hi; echo oops >&2; exit 3'); cat(r$exit_code, r$stdout, r$stderr)"
     )
     assert out == "3 hi\n oops\n"
+    # The call leaves the cell's random stream as it was (set.seed holds).
+    same = run(
+        k,
+        "set.seed(7); a <- runif(1); set.seed(7); invisible(host$bash('true')); "
+        "cat(identical(a, runif(1)))",
+    )
+    assert same == "TRUE"
     # The host's own precheck refuses, allowed or not, before any capability exists.
     blocked = r_error(k, "host$bash('rm -rf /')")
     assert blocked.startswith("bash: host authorization unavailable; command was not executed")
@@ -144,7 +151,7 @@ def test_bash_is_authorized_by_the_host_and_run_by_the_worker(start_r, dispatche
     audited = dispatcher.store._conn.execute(
         "SELECT ok, outcome FROM host_call_log WHERE method = 'bash' ORDER BY created_at"
     ).fetchall()
-    assert audited == [(0, "exit 3")]
+    assert audited == [(0, "exit 3"), (1, "exit 0")]
 
 
 def test_a_background_job_runs_r_in_a_worker_of_its_own(start_r, dispatcher):

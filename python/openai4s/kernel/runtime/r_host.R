@@ -170,9 +170,10 @@ W$bash_sha256 <- function(command) {
   digest::digest(enc2utf8(command), algo = "sha256", serialize = FALSE)
 }
 
+# From the system's random source, not sample(): the cell's RNG stream
+# (set.seed) stays its own, and the challenge is not predictable from it.
 W$bash_challenge <- function() {
-  alphabet <- c(letters, LETTERS, 0:9, "-", "_")
-  paste(sample(alphabet, 32L, replace = TRUE), collapse = "")
+  paste(as.character(readBin("/dev/urandom", "raw", 24L)), collapse = "")
 }
 
 # The capability must be bound to what this worker asked for.
