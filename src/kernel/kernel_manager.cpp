@@ -292,6 +292,13 @@ Result<WarmWorker> KernelManager::start_standby() {
     return std::move(started).error();
   }
   if (Status ready = holder.await_main_loop(); !ready) return std::move(ready).error();
+  // The room may have gone to a kernel or a job while this one started.
+  if (options_.standby_room && !options_.standby_room()) {
+    // Only this worker goes: the holder's shutdown would retire the
+    // sandbox the kernel's own worker runs in.
+    holder.release_worker().discard();
+    return make_error(ErrorCode::kBusy, "no room for a standby within the worker limit");
+  }
   return holder.release_worker();
 }
 

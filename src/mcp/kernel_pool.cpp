@@ -201,32 +201,38 @@ Status KernelPool::reserve_slot(const std::string& language) {
                       "this server has no R: install R (Rscript on PATH) and start it again");
   }
   std::lock_guard lock(mutex_);
-  if (Status free = slot_free_or_made(); !free) return free;
+  if (Status free = slot_free(); !free) return free;
   ++starting_;
+  trim_standbys();
   return {};
 }
 
 std::size_t KernelPool::workers_in_use() const {
+  return kernels_.size() + starting_ + outside_.size() + job_workers(kernels_);
+}
+
+std::size_t KernelPool::standbys_held() const {
   std::size_t standbys = 0;
   for (const auto& [id, kernel] : kernels_) {
     if (kernel->manager && kernel->manager->holds_standby()) ++standbys;
   }
-  return kernels_.size() + starting_ + outside_.size() + job_workers(kernels_) + standbys;
+  return standbys;
 }
 
-// A kernel's standby is the spare that gives way: a create that finds the
-// limit full discards a ready one instead of refusing. mutex_ held.
-bool KernelPool::give_up_a_standby() {
-  for (const auto& [id, kernel] : kernels_) {
-    if (kernel->manager && kernel->manager->give_up_standby()) return true;
+// A kernel's standby is the spare that gives way: a kernel or a job that
+// takes the last room discards ready standbys instead of being refused (one
+// still starting checks the room again when it is up). mutex_ held.
+void KernelPool::trim_standbys() {
+  while (workers_in_use() + standbys_held() > settings_.max_kernels) {
+    bool given = false;
+    for (const auto& [id, kernel] : kernels_) {
+      if (kernel->manager && kernel->manager->give_up_standby()) {
+        given = true;
+        break;
+      }
+    }
+    if (!given) return;
   }
-  return false;
-}
-
-Status KernelPool::slot_free_or_made() {
-  Status free = slot_free();
-  while (!free && !stopping_ && give_up_a_standby()) free = slot_free();
-  return free;
 }
 
 Status KernelPool::slot_free() const {
@@ -245,8 +251,9 @@ Status KernelPool::slot_free() const {
 
 Status KernelPool::hold_outside(const std::string& kernel_id, const std::string& workspace) {
   std::lock_guard lock(mutex_);
-  if (Status free = slot_free_or_made(); !free) return free;
+  if (Status free = slot_free(); !free) return free;
   outside_[kernel_id] = workspace;
+  trim_standbys();
   return {};
 }
 
@@ -308,7 +315,7 @@ Status KernelPool::start_manager(Kernel& kernel, std::optional<kernel::WarmWorke
   // it (counted as held from here; +1 while its kernel is still starting).
   options.standby_room = [this, id = kernel.id] {
     std::lock_guard lock(mutex_);
-    std::size_t total = workers_in_use() + warm_total();
+    std::size_t total = workers_in_use() + standbys_held() + warm_total();
     if (kernels_.count(id) == 0) ++total;
     return !stopping_ && total <= settings_.max_kernels;
   };
@@ -316,6 +323,7 @@ Status KernelPool::start_manager(Kernel& kernel, std::optional<kernel::WarmWorke
   auto admit_job = [this]() -> std::optional<std::string> {
     std::lock_guard lock(mutex_);
     if (workers_in_use() <= settings_.max_kernels) {
+      trim_standbys();
       return std::nullopt;
     }
     return "the server already runs " + std::to_string(settings_.max_kernels) +

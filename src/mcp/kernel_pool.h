@@ -141,15 +141,16 @@ class KernelPool {
   // workspace and frame, its manager's options, its worker started.
   Status reserve_slot(const std::string& language);
   Status slot_free() const;  // under mutex_
-  // Kernels (local, starting, on Slurm), their standbys and background
-  // jobs' workers: what counts against --max-kernels besides the pools.
-  // Under mutex_.
+  // Kernels (local, starting, on Slurm) and background jobs' workers: what
+  // admission counts against --max-kernels. Pools and standbys fill only
+  // the room these leave (and standbys give it back). Under mutex_.
   std::size_t workers_in_use() const;
   // Every pool's workers, as their last room checks left them. Under mutex_.
   std::size_t warm_total() const;
-  // slot_free(), after discarding ready standbys while that makes room.
-  Status slot_free_or_made();
-  bool give_up_a_standby();
+  // Kernels' standbys ready or being started. Under mutex_.
+  std::size_t standbys_held() const;
+  // Discards ready standbys while the workers exceed the limit.
+  void trim_standbys();
   Result<std::shared_ptr<Kernel>> describe_kernel(const std::string& language,
                                                   const std::optional<std::string>& workspace,
                                                   const std::optional<std::string>& warm_workspace);

@@ -69,7 +69,8 @@ bool KernelPool::room_for_warm(const std::string& language, std::size_t held) {
   for (const auto& [other, count] : warm_held_) {
     if (other != language) others += count;
   }
-  const bool room = !stopping_ && workers_in_use() + others + held < settings_.max_kernels;
+  const bool room =
+      !stopping_ && workers_in_use() + standbys_held() + others + held < settings_.max_kernels;
   warm_held_[language] = room ? held + 1 : held;
   return room;
 }

@@ -153,7 +153,9 @@ test('standbys count against --max-kernels and give way to a new kernel', async 
   const third = await call(client, 'create_kernel', {});
   assert.equal(third.isError, true);
   assert.match(third.content[0].text, /--max-kernels/);
-  // Both still work, and a restart without a standby starts a worker anew.
+  // Both still work (the standby went alone, not the sandbox it shared
+  // with its kernel's worker), and a restart without one starts anew.
+  assert.equal(stdoutOf(await run(client, first, 'x = 1\nprint(x)')), '1');
   assert.equal(stdoutOf(await run(client, second, 'print(2)')), '2');
   const restarted = await call(client, 'restart_kernel', { kernel_id: first });
   assert.equal(restarted.isError, undefined, restarted.content?.[0]?.text);
