@@ -215,6 +215,10 @@ int main(int argc, char** argv) {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  // A worker gone mid-write (a held or killed worker's pipe at shutdown)
+  // is an error the transport reports, not a SIGPIPE death of the kernel
+  // (exit -13 in a shutdown while the worker was held), as in the MCP server.
+  signal(SIGPIPE, SIG_IGN);
 
   auto created = o4s::jupyter::Interpreter::create(flags.settings);
   if (!created) {

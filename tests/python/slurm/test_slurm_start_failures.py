@@ -4,6 +4,7 @@ cancelled with Slurm's pending reason; a job that ends before its kernel
 reports (a kernel that cannot be run) says how it ended."""
 
 import json
+import re
 
 import pytest
 from jupyter_client.manager import KernelManager
@@ -23,9 +24,10 @@ def _edited_env(edit):
 def _failed_start(env, match):
     with env.applied():
         km = KernelManager(kernel_name=KERNEL_NAME)
-        with pytest.raises(RuntimeError, match=match):
+        with pytest.raises(RuntimeError, match=match) as raised:
             km.start_kernel(cwd=str(env.workspace))
         km.cleanup_resources()
+    km.failure = str(raised.value)
     return km
 
 
@@ -37,9 +39,13 @@ def test_a_job_that_stays_pending_is_cancelled_with_the_reason(cluster):
 
     env = _edited_env(later)
     try:
-        before = active_jobs()
-        _failed_start(env, r"did not start its kernel in 3 s \(state PENDING, reason BeginTime\)")
-        assert active_jobs() <= before
+        km = _failed_start(
+            env,
+            r"Slurm job \d+ did not start its kernel in 3 s \(state PENDING, reason BeginTime\)",
+        )
+        # Its own job is gone (other tests' jobs may come and go meanwhile).
+        job = re.search(r"Slurm job (\d+)", km.failure).group(1)
+        assert job not in active_jobs()
         assert env.leftovers() == []
     finally:
         env.cleanup()
