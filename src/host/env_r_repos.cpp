@@ -15,6 +15,7 @@
 #include "base/file_io.h"
 #include "base/sha256.h"
 #include "base/unique_fd.h"
+#include "base/write_all.h"
 #include "host/dispatcher.h"
 #include "host/egress_policy.h"
 #include "host/web_client.h"
@@ -87,16 +88,6 @@ std::optional<RTarball> local_tarball(const std::string& repo, const std::string
 Result<EgressPolicy> source_policy(const HostSettings& settings, bool allow_private) {
   return make_egress_policy(settings.egress_mode, settings.egress_allow,
                             allow_private ? "0.0.0.0/0 ::/0" : settings.egress_allow_private);
-}
-
-bool write_all(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    ssize_t wrote = ::write(fd, bytes.data(), bytes.size());
-    if (wrote < 0 && errno == EINTR) continue;
-    if (wrote <= 0) return false;
-    bytes.remove_prefix(static_cast<std::size_t>(wrote));
-  }
-  return true;
 }
 
 std::chrono::milliseconds left_until(Clock::time_point deadline) {

@@ -16,6 +16,7 @@
 #include "base/scope_exit.h"
 #include "base/sha256.h"
 #include "base/unique_fd.h"
+#include "base/write_all.h"
 #include "host/dispatcher.h"
 #include "host/web_client.h"
 #include "host/web_methods.h"
@@ -125,16 +126,6 @@ Result<Destination> destination(const std::string& workspace, const std::string&
   if (!actual) return std::move(actual).error();
   if (!path_contains(*root, *actual)) return path_error(escape);
   return Destination{std::move(made).value(), std::move(actual).value(), name};
-}
-
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
 }
 
 // Provenance: the file is a version like a cell's output, with the URL as

@@ -21,7 +21,7 @@
 #include "base/unique_fd.h"
 #include "mcp/base64.h"
 #include "mcp/protocol_era.h"
-#include "mcp/write_all.h"
+#include "base/write_all.h"
 
 namespace o4s::mcp {
 

@@ -11,7 +11,7 @@
 
 #include "base/random_id.h"
 #include "base/utc_time.h"
-#include "mcp/write_all.h"
+#include "base/write_all.h"
 #include "proc/signals.h"
 #include "proc/spawn.h"
 #include "proto/limits.h"

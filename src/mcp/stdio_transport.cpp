@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <string>
 
-#include "mcp/write_all.h"
+#include "base/write_all.h"
 
 namespace o4s::mcp {
 

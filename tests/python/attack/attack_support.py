@@ -1,13 +1,22 @@
 """Helpers for the attack tests: a hostile local server, a cell that calls
 host.*, and process checks by marker."""
 
-import json
-import os
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
+
+# The host and sandbox tests' helpers serve these tests too.
+_TESTS = Path(__file__).resolve().parent.parent
+for _beside in ("host", "sandbox"):
+    if str(_TESTS / _beside) not in sys.path:
+        sys.path.insert(0, str(_TESTS / _beside))
+
+from sandbox_support import pids_with_marker  # noqa: E402
+from web_support import call  # noqa: E402
+
+__all__ = ["HostileServer", "call", "make_dispatcher", "pids_with_marker", "wait_for"]
 
 SERVER = Path(__file__).with_name("attack_server.py")
 
@@ -45,38 +54,6 @@ def make_dispatcher(data_dir, workspace):
     d = build_dispatcher(cfg, workspace=workspace)
     d.frame_id = d.store.new_frame(kind="turn")
     return d
-
-
-def call(kernel, expression):
-    """(result, None) or (None, the RuntimeError's text) of host.<expression>."""
-    code = (
-        "import json\n"
-        "try:\n"
-        f"    print(json.dumps(host.{expression}))\n"
-        "except RuntimeError as e:\n"
-        "    print('ERROR: ' + str(e))\n"
-    )
-    out = kernel.execute(code)
-    assert out["error"] is None, out["error"]
-    text = out["stdout"].strip()
-    if text.startswith("ERROR: "):
-        return None, text[len("ERROR: ") :]
-    return json.loads(text), None
-
-
-def pids_with_marker(marker):
-    """Live processes whose command line holds `marker`."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                if marker.encode() in cmdline.read():
-                    found.append(int(entry))
-        except OSError:
-            continue
-    return found
 
 
 def wait_for(condition, what, timeout=30):

@@ -1,15 +1,9 @@
 """Fixtures for the attack tests: a real dispatcher on a real SQLite store
 (whether bubblewrap can sandbox a kernel here: tests/python/conftest.py)."""
 
-import sys
-from pathlib import Path
-
 import pytest
 
 from attack_support import make_dispatcher
-
-# The host tests' package builders (env_support) serve these tests too.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "host"))
 
 
 @pytest.fixture

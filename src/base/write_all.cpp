@@ -1,11 +1,11 @@
-#include "mcp/write_all.h"
+#include "base/write_all.h"
 
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 
-namespace o4s::mcp {
+namespace o4s {
 
 bool write_all(int fd, std::string_view data) {
   while (!data.empty()) {
@@ -18,4 +18,4 @@ bool write_all(int fd, std::string_view data) {
   return true;
 }
 
-}  // namespace o4s::mcp
+}  // namespace o4s
