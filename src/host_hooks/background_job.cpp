@@ -186,7 +186,9 @@ host::Json BackgroundJob::interrupt() {
   }
   // Outside the job's lock: the delivery may wait on the sandbox, and the
   // job's thread takes the lock to record the output that is still coming.
-  auto delivery = manager->interrupt();
+  // Kept for the cell if it is not under way yet: the job reads as
+  // running a moment before its cell is sent.
+  auto delivery = manager->interrupt(/*for_next_cell=*/true);
   host::Json reply{{"exec_id", id_}, {"state", "running"}};
   reply["delivered"] = delivery && delivery.value().delivered;
   if (!delivery) {

@@ -208,7 +208,7 @@ void Interpreter::interrupt() {
   }
   // manager_ is written by the starter thread, read only after the start
   // finished (the mutex orders the two).
-  if (manager_) (void)manager_->interrupt();
+  if (manager_) (void)manager_->interrupt(/*for_next_cell=*/executing_.load());
 }
 
 bool Interpreter::take_pending_interrupt() {
@@ -286,8 +286,12 @@ nl::json Interpreter::execute_request_impl(int execution_counter, const std::str
                                            nl::json user_expressions, bool allow_stdin) {
   // A shown but unstored cell comes silent from xeus (message_rewrite.h).
   const bool unstored = silent && next_unstored_.exchange(false);
+  // An interrupt from now on is this cell's, even before its code is sent.
+  executing_.store(true);
   nl::json reply = execute_cell(execution_counter, code, silent, unstored, store_history,
                                 std::move(user_expressions), allow_stdin);
+  executing_.store(false);
+  if (manager_) manager_->forget_kept_interrupt();
   // xeus aborts the queue only after a failed non-silent cell; an unstored
   // one's failure is told to the server, which aborts it then.
   unstored_failed_.store(unstored && reply.value("status", "") == "error");

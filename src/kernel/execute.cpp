@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "base/random_id.h"
+#include "base/scope_exit.h"
 #include "base/utf8.h"
 #include "kernel/cell_wait.h"
 #include "kernel/idle_waits.h"
@@ -144,10 +145,16 @@ Result<Json> KernelManager::execute(const std::string& code, const std::string& 
                                     const std::optional<std::string>& cell_id_arg,
                                     ChunkSink* on_chunk, DisplaySink* on_display,
                                     InputSource* on_input, const std::string& cell_name) {
+  const CellInterrupts::Entered entered(cell_interrupts_);
   std::lock_guard transaction(transaction_);
   if (!is_alive()) return make_error(ErrorCode::kNotAlive, "kernel worker is not alive");
   const std::string cell_id = cell_id_arg && !cell_id_arg->empty() ? *cell_id_arg : uuid4();
   Json request = execute_request(code, origin, cell_id, cell_name);
+  const CellInterrupts::Begun begun = cell_interrupts_.begin();
+  const ScopeExit ended([this] { cell_interrupts_.end(); });
+  request["seq"] = begun.seq;
+  // Interrupted before it was sent: the worker reads that first.
+  if (begun.interrupted_already) send_interrupt_frame(begun.seq);
   if (on_chunk != nullptr && on_chunk->bounds_itself()) request["stream"] = "all";
   auto capture = open_cell_capture(request);
   if (!capture) return std::move(capture).error();

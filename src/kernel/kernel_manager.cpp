@@ -465,8 +465,23 @@ void KernelManager::close_transport() {
   if (!t->close(true)) t->kill();
 }
 
-Result<InterruptDelivery> KernelManager::interrupt() {
+void KernelManager::send_interrupt_frame(std::uint64_t seq) {
+  // A peer of the caller's own (an overridden send or readline) was never
+  // told of this frame; the signal alone is its interrupt.
+  if (hooks_ && (hooks_->overridden(KernelHooks::Seam::kSend) ||
+                 hooks_->overridden(KernelHooks::Seam::kReadline))) {
+    return;
+  }
+  // Best effort: a worker that cannot take it is dead or dying, and the
+  // signal (or its absence) says the rest.
+  (void)write_raw(proto::encode_frame(Json{{"type", proto::frame::kInterrupt}, {"seq", seq}}));
+}
+
+Result<InterruptDelivery> KernelManager::interrupt(bool for_next_cell) {
   interrupts_.fetch_add(1);  // a host call in progress stops (host_call.cpp)
+  // Before the signal: one that finds the cell not yet armed leaves this
+  // frame to stop it (kernel/cell_interrupts.h).
+  if (auto seq = cell_interrupts_.claim(for_next_cell)) send_interrupt_frame(*seq);
   auto t = transport();
   if (!t) return InterruptDelivery{false, "local-process", "the kernel has no worker"};
   auto pid = t->local_pid();

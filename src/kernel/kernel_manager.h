@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "kernel/cell_interrupts.h"
 #include "kernel/environment.h"
 #include "kernel/kernel_hooks.h"
 #include "kernel/reply_watchdog.h"
@@ -133,8 +134,13 @@ class KernelManager {
   Result<Json> complete(const std::string& code, long long cursor);
   Result<Json> inspect_code(const std::string& code, long long cursor, int detail_level);
   // Never takes the transaction lock: callable from any thread, including
-  // the dispatcher running inside execute.
-  Result<InterruptDelivery> interrupt();
+  // the dispatcher running inside execute. Stops the cell being executed,
+  // even one whose code has not started yet (kernel/cell_interrupts.h).
+  // With no cell under way it stops nothing, unless `for_next_cell` (the
+  // caller knows one is on its way) or an execute() call is waiting.
+  Result<InterruptDelivery> interrupt(bool for_next_cell = false);
+  // Drops an interrupt kept for a next cell that will not come.
+  void forget_kept_interrupt() { cell_interrupts_.forget_kept(); }
   void kill_worker();
   Status restart(double init_timeout_s, std::optional<EnvMap> environment = std::nullopt);
   // A worker started ahead of any kernel with these options (their
@@ -165,6 +171,7 @@ class KernelManager {
   WorkerFiles worker_files() const;
   // Raw protocol write, for the Popen-like stdin the suite writes garbage to.
   Status write_raw(std::string_view text);
+  void send_interrupt_frame(std::uint64_t seq);
 
   int generation() const { return generation_.load(); }
   std::string authorization_generation() const;
@@ -275,6 +282,7 @@ class KernelManager {
   std::atomic<std::size_t> stale_displays_{0};
   // interrupt() calls so far: a host call being serviced stops when it moves.
   std::atomic<std::uint64_t> interrupts_{0};
+  CellInterrupts cell_interrupts_;
   // A standby being started: its launch leaves the sandbox's pin alone.
   bool spawns_standby_ = false;
   // A warm worker (a pool's or a standby) being started: spawned without a

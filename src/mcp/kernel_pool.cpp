@@ -563,7 +563,8 @@ Status KernelPool::interrupt(const std::shared_ptr<Kernel>& kernel, StopReason r
     return make_error(ErrorCode::kInvalidArgument, "kernel " + kernel->id + " runs no cell");
   }
   running->mark_stop(reason);
-  auto delivered = kernel->manager->interrupt();
+  // The execution may not have sent its cell yet: kept for it then.
+  auto delivered = kernel->manager->interrupt(/*for_next_cell=*/true);
   if (!delivered) return std::move(delivered).error();
   if (!delivered.value().delivered) {
     return make_error(ErrorCode::kSystem,

@@ -43,6 +43,12 @@ inline constexpr std::string_view kInputReply = "input_reply";
 // answer: frames are handled in order, so it is set before any later
 // request runs, and a worker that ignored it presents no trusted generation.
 inline constexpr std::string_view kAdopt = "adopt";
+// host->worker: the cell whose execute carried `seq` was interrupted. Sent
+// once per cell, before its SIGINT (or before the execute itself when the
+// interrupt came first): a signal that lands before the cell's code starts
+// finds no cell to stop, and the worker checks this when it arms the cell.
+// No answer; one read between cells is stale and ignored.
+inline constexpr std::string_view kInterrupt = "interrupt";
 
 // --- worker -> host ---------------------------------------------------------
 
@@ -82,8 +88,9 @@ inline constexpr std::string_view kIsCompleteReply = "is_complete_reply";
 inline constexpr std::string_view kReplySuffix = "_reply";
 
 inline constexpr std::array kHostToWorker = {
-    kInitialize,    kExecute,  kHostResponse, kHostAck,    kInspectVariables, kShutdown,
-    kStdoutRequest, kComplete, kInspect,      kIsComplete, kInputReply,       kAdopt,
+    kInitialize, kExecute,       kHostResponse, kHostAck, kInspectVariables,
+    kShutdown,   kStdoutRequest, kComplete,     kInspect, kIsComplete,
+    kInputReply, kAdopt,         kInterrupt,
 };
 
 inline constexpr std::array kWorkerToHost = {

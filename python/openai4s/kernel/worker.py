@@ -31,7 +31,7 @@ if __name__ == "__main__":
 
 import _signal
 
-from openai4s.kernel.runtime import channel, figures, import_watch, protocol, threads
+from openai4s.kernel.runtime import channel, figures, frames, import_watch, protocol, threads
 from openai4s.kernel.runtime.files_read import _workspace_relative_read_path
 from openai4s.kernel.runtime.handshake import handshake
 from openai4s.kernel.runtime.session import Session
@@ -54,6 +54,13 @@ _sigint_handled = [0]
 #: armed, never to a later one.
 _armed_cell = [None]
 _arm_count = [0]
+#: The `seq` of the last `interrupt` frame read between Cells: the host
+#: names the Cell it interrupted (src/kernel/cell_interrupts.h).
+_owed_interrupt = [None]
+#: _sigint_handled when the last Cell was armed; a count that moved since
+#: means a signal came while no Cell was armed, so the interrupt frame sent
+#: before it may be waiting in the pipe.
+_handled_at_arm = [0]
 _MAIN_THREAD_IDENT = threads.MAIN_IDENT
 
 
@@ -164,6 +171,31 @@ def _arm_sigint():
     return True
 
 
+def _note_interrupt_frame(request):
+    _owed_interrupt[0] = request.get("seq")
+
+
+def _take_owed_interrupt(seq):
+    """Right after arming Cell `seq`: an interrupt the host sent for it whose
+    signal came too early (the worker idle, or reading the Cell) is owed to
+    it, and raised at its first statement like any early signal."""
+    owed = {_owed_interrupt[0]}
+    _owed_interrupt[0] = None
+    if _sigint_handled[0] != _handled_at_arm[0]:
+        _handled_at_arm[0] = _sigint_handled[0]
+        for line in channel.waiting_lines():
+            try:
+                frame = frames.decode(line)
+            except frames.MalformedFrame:
+                frame = None
+            if isinstance(frame, dict) and frame.get("type") == "interrupt":
+                owed.add(frame.get("seq"))
+            else:
+                channel.defer_request(line)
+    if seq is not None and seq in owed:
+        _sigint_pending[0] = True
+
+
 def _sigint_held(action, *args):
     """``action(*args)``, with a SIGINT that lands in it held until it returns.
 
@@ -268,6 +300,14 @@ class _Wire:
     @staticmethod
     def disarm_sigint():
         _disarm_sigint()
+
+    @staticmethod
+    def take_owed_interrupt(seq):
+        _take_owed_interrupt(seq)
+
+    @staticmethod
+    def note_interrupt_frame(request):
+        _note_interrupt_frame(request)
 
     @staticmethod
     def raise_if_sigint_pending():

@@ -84,13 +84,16 @@ class CellExecution:
             except Exception:
                 pass
 
-    def run_cell(self, code, cell_id, origin, as_result=False, name=None, stream_all=False):
+    def run_cell(
+        self, code, cell_id, origin, as_result=False, name=None, stream_all=False, seq=None
+    ):
         wire = self.wire
         tag = self._register_source(code, name)
         self.cell_id, self.origin = cell_id, origin
         display.begin_cell(cell_id, wire.emit_frame)
         # Armed before anything else, so a stop pressed early is latched.
         wire.arm_sigint()
+        wire.take_owed_interrupt(seq)
         self.cell_namespace.install()
         self.cell_namespace.set_cell(cell_id)
         root = self.observer.root

@@ -213,6 +213,20 @@ def request_waiting() -> bool:
     return True if holds is None else holds()
 
 
+def waiting_lines() -> list:
+    """Every line the host has already written, read without waiting for
+    more (a line half written is read to its end: the host writes a frame
+    whole, so the rest is on its way)."""
+    lines = []
+    holds = getattr(sys._openai4s_protocol_stdin, "holds_a_line", None)
+    while holds is not None and holds():
+        line = read_line()
+        if line == "":
+            break
+        lines.append(line)
+    return lines
+
+
 def read_line() -> str:
     """One protocol line ("" at end of stream), checking IN's identity
     before and after the read."""

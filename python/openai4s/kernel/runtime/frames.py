@@ -39,6 +39,7 @@ HOST_TO_WORKER = frozenset(
         "is_complete",
         "input_reply",
         "adopt",
+        "interrupt",
     }
 )
 #: Answers to a worker's own request; one nobody waits for any more (its

@@ -532,6 +532,11 @@ local(envir = new.env(parent = baseenv()), {
     S$reading <- character()
     outcome <- tryCatch(
       {
+        if (W$take_owed_interrupt(request$seq)) {
+          signalCondition(structure(list(message = "interrupt", call = NULL),
+            class = c("interrupt", "condition")
+          ))
+        }
         if (S$cells == 1L) W$restore_active_env()
         parsed <- W$parse_cell(code)
         if (!is.null(parsed$error)) {
@@ -754,8 +759,19 @@ local(envir = new.env(parent = baseenv()), {
     inspect = function(request) W$inspect(request),
     is_complete = function(request) W$is_complete(request),
     input_reply = function(request) W$unexpected_reply(request),
-    adopt = function(request) W$adopt(request)
+    adopt = function(request) W$adopt(request),
+    interrupt = function(request) W$note_interrupt(request)
   )
+
+  # The host names the cell an interrupt was for (kernel/cell_interrupts.h);
+  # read here, it came before that cell's execute frame (or is stale).
+  W$note_interrupt <- function(request) S$owed_interrupt <- request$seq
+
+  W$take_owed_interrupt <- function(seq) {
+    owed <- S$owed_interrupt
+    S$owed_interrupt <- NULL
+    !is.null(seq) && identical(owed, seq)
+  }
 
   W$serve <- function() {
     repeat {

@@ -108,6 +108,9 @@ class Session:
             "complete": self._code_help,
             "inspect": self._code_help,
             "adopt": self._adopt,
+            # Names the Cell an interrupt was for; read here it came before
+            # that Cell's execute (or after it ended, and is stale).
+            "interrupt": self._interrupt,
             "shutdown": _stop,
             # The handshake's, read once before this loop.
             "initialize": _ignore,
@@ -150,6 +153,9 @@ class Session:
         if isinstance(generation, str) and generation:
             os.environ["OPENAI4S_KERNEL_GENERATION"] = generation
 
+    def _interrupt(self, request):
+        self.wire.note_interrupt_frame(request)
+
     def _execute(self, request):
         if not self._env_restored:
             self._env_restored = True
@@ -165,6 +171,7 @@ class Session:
                 as_result=request.get("last_value") == "result",
                 name=request.get("cell_name"),
                 stream_all=request.get("stream") == "all",
+                seq=request.get("seq"),
             )
             self.wire.write_line(response_line(response))
         finally:
