@@ -71,6 +71,10 @@ void emit(const FsOperation& op, std::vector<std::string>& argv) {
     case Kind::kReadOnlyBindFd:
       argv.insert(argv.end(), {"--ro-bind-fd", std::to_string(op.source_fd), op.target});
       break;
+    case Kind::kReadOnlyData:
+      argv.insert(argv.end(),
+                  {"--perms", "0444", "--ro-bind-data", std::to_string(op.source_fd), op.target});
+      break;
   }
 }
 
@@ -162,8 +166,9 @@ Result<std::vector<std::string>> BwrapCommand::build(
     if (needs_source_path(op.kind) && !is_normal_absolute_path(op.source)) {
       return invalid("source is not a normal absolute path: '" + op.source + "'");
     }
-    const bool by_fd =
-        op.kind == FsOperation::Kind::kBindFd || op.kind == FsOperation::Kind::kReadOnlyBindFd;
+    const bool by_fd = op.kind == FsOperation::Kind::kBindFd ||
+                       op.kind == FsOperation::Kind::kReadOnlyBindFd ||
+                       op.kind == FsOperation::Kind::kReadOnlyData;
     if (by_fd && op.source_fd < 0) {
       return invalid("negative source descriptor for '" + op.target + "'");
     }

@@ -28,6 +28,7 @@ struct FsOperation {
     kBindFd,          // --bind-fd <source_fd> <target>
     kReadOnlyBind,    // --ro-bind <source> <target>
     kReadOnlyBindFd,  // --ro-bind-fd <source_fd> <target>
+    kReadOnlyData,    // --perms 0444 --ro-bind-data <source_fd> <target> (a file's text)
     kMaskFile,        // --ro-bind /dev/null <target>
     kMaskDir,         // [--size] --tmpfs <target> --remount-ro <target>
   };
@@ -35,6 +36,7 @@ struct FsOperation {
   std::string source;                       // kBind, kReadOnlyBind: host path; kSymlink: link text
   std::string target;                       // the path inside the sandbox
   std::optional<std::uint64_t> size_bytes;  // kTmpfs, kMaskDir
+  // kReadOnlyData: a descriptor bubblewrap reads the file's text from.
   // kBindFd, kReadOnlyBindFd: an O_PATH descriptor the host opened. The
   // sandbox may run as a uid that cannot walk to the source path (a root
   // host's 0700 directories); a descriptor needs no path walk.

@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include "base/paths.h"
+#include "sandbox/account_files.h"
 #include "sandbox/bubblewrap_launcher.h"
 
 namespace o4s::sandbox {
@@ -189,6 +190,25 @@ void MountPlan::mask_home(const std::optional<std::string>& home, std::uint64_t 
       expect_.home_allowed_entries.push_back(*entry);
     }
   }
+}
+
+}  // namespace o4s::sandbox
+
+namespace o4s::sandbox {
+
+Status MountPlan::name_accounts(const std::optional<std::string>& home) {
+  const std::string shown_home =
+      home && is_normal_absolute_path(*home) ? *home : std::string("/nonexistent");
+  const std::pair<const char*, std::string> files[] = {
+      {"/etc/passwd", passwd_text(identity_.uid, identity_.gid, shown_home)},
+      {"/etc/group", group_text(identity_.gid)}};
+  for (const auto& [target, text] : files) {
+    auto fd = sealed_memory_file(target, text);
+    if (!fd) return std::move(fd).error();
+    command_.add({Kind::kReadOnlyData, "", target, std::nullopt, fd.value().get()});
+    sources_.push_back(std::move(fd.value()));
+  }
+  return {};
 }
 
 }  // namespace o4s::sandbox

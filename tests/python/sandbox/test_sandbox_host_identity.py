@@ -50,3 +50,35 @@ def test_a_cell_sees_its_own_host_name_and_not_the_hosts_identity(sandboxed, mod
     if boot:
         assert boot not in result["stdout"], result["stdout"]
     assert_usable(kernel)
+
+
+READ_ACCOUNTS = (
+    "import getpass, os, pwd, subprocess\n"
+    "print('whoami', subprocess.run(['whoami'], capture_output=True, text=True).stdout.strip())\n"
+    "print('getuser', getpass.getuser())\n"
+    "print('uid', pwd.getpwuid(os.getuid()).pw_name)\n"
+    "print('accounts', sorted(entry.pw_name for entry in pwd.getpwall()))\n"
+    "try:\n"
+    "    open('/etc/passwd', 'a').close()\n"
+    "    print('passwd', 'writable')\n"
+    "except OSError as exc:\n"
+    "    print('passwd', exc.strerror)\n"
+)
+
+
+def test_the_kernels_user_has_a_name_and_the_hosts_accounts_are_not_listed(sandboxed):
+    """A uid leased for one kernel is in no host file: `whoami` and
+    getpass.getuser() failed inside. The host's account list (who runs what
+    on it) is not shown either: the sandbox has its own /etc/passwd."""
+    kernel = sandboxed(mode="enforce")
+    result = kernel.execute("import os\nos.environ.pop('USER', None)\n" + READ_ACCOUNTS)
+    assert result["error"] is None, result
+    lines = dict(line.split(" ", 1) for line in result["stdout"].splitlines())
+    assert lines["whoami"] == lines["getuser"] == lines["uid"] != "", lines
+    assert set(eval(lines["accounts"])) <= {"root", "nobody", "openai4s"}, lines
+    for account in host_file("/etc/passwd").decode("latin-1").splitlines():
+        name = account.split(":", 1)[0]
+        if name and name not in ("root", "nobody", "openai4s"):
+            assert name not in lines["accounts"], (name, lines)
+    assert lines["passwd"] != "writable", lines
+    assert_usable(kernel)

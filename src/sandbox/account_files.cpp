@@ -1,0 +1,54 @@
+#include "sandbox/account_files.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "base/write_all.h"
+
+namespace o4s::sandbox {
+
+namespace {
+
+constexpr std::uint32_t kNobodyId = 65534;
+constexpr const char* kNoLogin = "/usr/sbin/nologin";
+
+std::string passwd_line(std::string_view name, std::uint32_t uid, std::uint32_t gid,
+                        const std::string& home, const char* shell) {
+  return std::string(name) + ":x:" + std::to_string(uid) + ":" + std::to_string(gid) + ":" +
+         std::string(name) + ":" + home + ":" + shell + "\n";
+}
+
+}  // namespace
+
+std::string passwd_text(std::uint32_t uid, std::uint32_t gid, const std::string& home) {
+  std::string text = passwd_line("root", 0, 0, "/root", kNoLogin);
+  if (uid != 0 && uid != kNobodyId)
+    text += passwd_line(kSandboxUserName, uid, gid, home, "/bin/sh");
+  text += passwd_line("nobody", kNobodyId, kNobodyId, "/nonexistent", kNoLogin);
+  return text;
+}
+
+std::string group_text(std::uint32_t gid) {
+  std::string text = "root:x:0:\n";
+  if (gid != 0 && gid != kNobodyId) {
+    text += std::string(kSandboxUserName) + ":x:" + std::to_string(gid) + ":\n";
+  }
+  text += "nogroup:x:" + std::to_string(kNobodyId) + ":\n";
+  return text;
+}
+
+Result<UniqueFd> sealed_memory_file(const char* name, std::string_view text) {
+  UniqueFd fd(::memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (!fd) return system_error("memfd_create", errno);
+  if (!write_all(fd.get(), text)) return system_error("write " + std::string(name), errno);
+  if (::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) !=
+      0) {
+    return system_error("seal " + std::string(name), errno);
+  }
+  // Read from its start (bubblewrap reads from the offset to the end).
+  if (::lseek(fd.get(), 0, SEEK_SET) != 0) return system_error("lseek", errno);
+  return fd;
+}
+
+}  // namespace o4s::sandbox

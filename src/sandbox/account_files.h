@@ -1,0 +1,26 @@
+// The sandbox's own account database: an /etc/passwd and /etc/group that
+// name root, nobody and the kernel's user, nothing else. The host's files
+// list the host's accounts (who runs what there) and do not know a uid
+// leased for one kernel, so inside the sandbox `whoami`, getpass.getuser()
+// and R's Sys.info()["user"] failed with "cannot find name for user ID".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+#include "base/unique_fd.h"
+
+namespace o4s::sandbox {
+
+inline constexpr std::string_view kSandboxUserName = "openai4s";
+
+std::string passwd_text(std::uint32_t uid, std::uint32_t gid, const std::string& home);
+std::string group_text(std::uint32_t gid);
+
+// A sealed in-memory file holding `text`, positioned at its start, for
+// bubblewrap to copy into a read-only file of the sandbox.
+Result<UniqueFd> sealed_memory_file(const char* name, std::string_view text);
+
+}  // namespace o4s::sandbox
