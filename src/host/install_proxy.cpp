@@ -281,6 +281,9 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void close(const std::string& why) {
     if (!why.empty()) update([&](ProxyConnection& r) { r.reason = why; });
+    // A pending wait would keep the session (and its place among the 64)
+    // for up to 30 s, then write a wrong reason.
+    head_wait_.cancel();
     error_code ignored;
     client_.close(ignored);
     origin_.close(ignored);

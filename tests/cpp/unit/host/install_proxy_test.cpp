@@ -348,6 +348,28 @@ TEST_F(InstallProxyTest, AHelloInManySegmentsIsReadWhole) {
   EXPECT_EQ(origin.last_head(), hello + "HELLO / X\r\n\r\n");
 }
 
+// Tunnels that end before their hello give their places back at once (not
+// after the 30 s the hello may take): 64 of them, then one more is served.
+TEST_F(InstallProxyTest, TunnelsLeavingBeforeTheirHelloFreeTheirPlaces) {
+  Origin origin("answered");
+  start({{true, "localhost", origin.port()}}, "0.0.0.0/0 ::/0");
+  const std::string connect =
+      "CONNECT localhost:" + std::to_string(origin.port()) + " HTTP/1.1\r\n\r\n";
+  for (int i = 0; i < 64; ++i) {
+    UniqueFd fd = connect_proxy();
+    send_all(fd.get(), connect);
+    EXPECT_EQ(read_from(fd.get(), "\r\n\r\n").rfind("HTTP/1.1 200", 0), 0U);
+  }  // each closed, having said nothing more
+  bool served = false;
+  for (int attempt = 0; attempt < 100 && !served; ++attempt) {
+    served = exchange("GET /x HTTP/1.1\r\n\r\n").find("400 Bad Request") != std::string::npos;
+    if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(served);
+  for (const auto& record : proxy_->stop())
+    EXPECT_EQ(record.reason.find("30 s"), std::string::npos);
+}
+
 // A record header claiming more than TLS allows is refused at once, not
 // waited for.
 TEST_F(InstallProxyTest, AnOversizedHelloRecordIsRefusedAtOnce) {
