@@ -223,13 +223,18 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   // After a plain request's body: what the client sends is not relayed
-  // (a second request could name another origin); the connection ends
-  // when the origin's one response has.
+  // (a second request could name another origin), though it counts
+  // against the byte budget; the connection ends when the origin's one
+  // response has.
   void drain() {
     auto self = shared_from_this();
-    client_.async_read_some(asio::buffer(up_), [self](error_code ec, std::size_t) {
+    client_.async_read_some(asio::buffer(up_), [self](error_code ec, std::size_t got) {
       if (ec) return;
       self->note_pipelined();
+      self->state_.bytes += got;
+      if (self->state_.bytes > self->state_.config.max_bytes) {
+        return self->close("over the install's byte budget (OPENAI4S_ENV_MAX_BYTES)");
+      }
       self->drain();
     });
   }
