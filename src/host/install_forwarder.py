@@ -3,19 +3,18 @@ inside the sandbox before the installer: the sandbox has its own network
 namespace (loopback only), so this listens on 127.0.0.1 there and relays
 each connection to the host's install proxy through the unix socket bound
 into the sandbox. The proxy decides what may be reached; this only carries
-bytes. Then it runs the installer with the proxy's URL in place of the
-PROXY token in its arguments (and in the usual proxy variables) and exits
-with the installer's status.
+bytes. Then it runs the installer with the proxy's URL in place of every
+argument equal to TOKEN (and in the usual proxy variables) and exits with
+the installer's status. The host passes TOKEN: it is written in one place,
+the host's kInstallProxyToken.
 
-Usage: python3 -I install_forwarder.py SOCKET -- INSTALLER ARGS..."""
+Usage: python3 -I install_forwarder.py SOCKET TOKEN -- INSTALLER ARGS..."""
 
 import os
 import socket
 import subprocess
 import sys
 import threading
-
-TOKEN = "<openai4s-install-proxy>"
 
 
 def carry(source, sink):
@@ -49,16 +48,16 @@ def serve(listener, proxy_path):
 
 
 def main():
-    proxy_path, separator, installer = sys.argv[1], sys.argv[2], sys.argv[3:]
-    if separator != "--" or not installer:
+    if len(sys.argv) < 5 or sys.argv[3] != "--" or not sys.argv[2]:
         sys.exit(__doc__)
+    proxy_path, token, installer = sys.argv[1], sys.argv[2], sys.argv[4:]
     listener = socket.create_server(("127.0.0.1", 0))
     url = "http://127.0.0.1:%d" % listener.getsockname()[1]
     threading.Thread(target=serve, args=(listener, proxy_path), daemon=True).start()
     env = dict(os.environ)
     for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
         env[name] = url
-    argv = [url if arg == TOKEN else arg for arg in installer]
+    argv = [url if arg == token else arg for arg in installer]
     sys.exit(subprocess.call(argv, env=env))
 
 

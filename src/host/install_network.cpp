@@ -43,7 +43,8 @@ InstallNetwork::~InstallNetwork() {
 }
 
 std::vector<std::string> InstallNetwork::wrap(const std::vector<std::string>& installer) const {
-  std::vector<std::string> argv = {python_, "-I", dir_ + kForwarderName, dir_ + kSocketName, "--"};
+  std::vector<std::string> argv = {
+      python_, "-I", dir_ + kForwarderName, dir_ + kSocketName, kInstallProxyToken, "--"};
   argv.insert(argv.end(), installer.begin(), installer.end());
   return argv;
 }

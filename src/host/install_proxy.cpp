@@ -3,6 +3,8 @@
 #include <boost/asio.hpp>
 #include <mutex>
 
+#include "host/install_proxy_hello.h"
+
 namespace o4s::host {
 
 namespace asio = boost::asio;
@@ -35,11 +37,17 @@ constexpr std::size_t kMaxRecords = 256;
 // once a new one is closed unread, so an install cannot run the host (a
 // server of many kernels) out of fds. pip keeps a handful open.
 constexpr std::size_t kMaxOpen = 64;
-// A connection that has not sent its request head by then is closed.
+// A connection that has not sent its request head by then is closed, and
+// so is a tunnel that has not sent its TLS hello by then once established.
 constexpr std::chrono::seconds kHeadWait{30};
+// The fatal TLS alert access_denied (49), in a record of its own: a client
+// whose hello is refused learns why it cannot go on, not just an EOF.
+constexpr std::string_view kAccessDeniedAlert{"\x15\x03\x03\x00\x02\x02\x31", 7};
 
 // One installer connection: read the head, admit, resolve, judge each
-// address, connect to the judged ones, then relay both ways.
+// address, connect to the judged ones, then relay: a tunnel once its TLS
+// hello names its host; a plain request's head and body only, one request
+// a connection (anything pipelined after it is read and dropped).
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(InstallProxy::State& state, Local::socket client)
@@ -59,15 +67,21 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void start() {
     auto self = shared_from_this();
-    head_wait_.expires_after(kHeadWait);
-    head_wait_.async_wait([self](error_code cancelled) {
-      if (!cancelled) self->close("no request head within 30 s");
-    });
+    wait_for("no request head within 30 s");
     asio::async_read_until(client_, asio::dynamic_buffer(head_, kMaxProxyHeadBytes), "\r\n\r\n",
                            [self](error_code ec, std::size_t size) { self->on_head(ec, size); });
   }
 
  private:
+  // Closes the connection unless the next step comes within kHeadWait.
+  void wait_for(const std::string& why) {
+    auto self = shared_from_this();
+    head_wait_.expires_after(kHeadWait);
+    head_wait_.async_wait([self, why](error_code cancelled) {
+      if (!cancelled) self->close(why);
+    });
+  }
+
   void update(const std::function<void(ProxyConnection&)>& change) {
     std::lock_guard lock(state_.mutex);
     change(index_ < kMaxRecords ? state_.records[index_] : state_.beyond);
@@ -137,25 +151,97 @@ class Session : public std::enable_shared_from_this<Session> {
     auto self = shared_from_this();
     if (request_.tunnel) {
       reply_ = "HTTP/1.1 200 Connection established\r\n\r\n";
-      asio::async_write(client_, asio::buffer(reply_),
-                        [self](error_code failed, std::size_t) { self->send_early(failed); });
+      asio::async_write(client_, asio::buffer(reply_), [self](error_code failed, std::size_t) {
+        if (failed) return self->close("");
+        self->wait_for("no TLS hello within 30 s");
+        self->read_hello();
+      });
     } else {
-      early_.insert(0, request_.origin_head);
+      body_left_ = request_.body_bytes;
       send_early({});
     }
   }
 
+  // The tunnel's first TLS record, read whole (it may come in many
+  // segments, and a part may have come with the head) before any of it
+  // goes on.
+  void read_hello() {
+    auto size = tls_first_record_size(early_);
+    if (!size) return refuse_tunnel(size.error().message);
+    if (*size && early_.size() >= **size) {
+      head_wait_.cancel();
+      auto hello = parse_client_hello(std::string_view(early_).substr(0, **size));
+      if (!hello) return refuse_tunnel(hello.error().message);
+      if (auto why = refuse_client_hello(request_.target.host, *hello)) return refuse_tunnel(*why);
+      return send_early({});
+    }
+    auto self = shared_from_this();
+    client_.async_read_some(asio::buffer(up_), [self](error_code ec, std::size_t got) {
+      if (ec) return self->close(self->early_.empty() ? "" : "closed within its TLS hello");
+      self->early_.append(self->up_.data(), got);
+      self->read_hello();
+    });
+  }
+
+  // A tunnel whose hello may not go on: none of it reaches the origin.
+  void refuse_tunnel(const std::string& why) {
+    head_wait_.cancel();
+    update([&](ProxyConnection& r) {
+      r.allowed = false;
+      r.reason = why;
+    });
+    error_code ignored;
+    origin_.close(ignored);
+    auto self = shared_from_this();
+    asio::async_write(client_, asio::buffer(kAccessDeniedAlert.data(), kAccessDeniedAlert.size()),
+                      [self](error_code, std::size_t) { self->close(""); });
+  }
+
   // What the installer sent after its head (a tunnel's first TLS bytes, a
-  // request body) goes to the origin before the relay starts.
+  // request body) goes to the origin before the relay starts; for a plain
+  // request, after its head rewritten and only as much body as it declared.
   void send_early(error_code ec) {
     if (ec) return close("");
+    if (!request_.tunnel) {
+      std::size_t body = std::min<std::uint64_t>(early_.size(), body_left_);
+      if (early_.size() > body) note_pipelined();
+      early_ = request_.origin_head + early_.substr(0, body);
+      body_left_ -= body;
+    }
     auto self = shared_from_this();
     asio::async_write(origin_, asio::buffer(early_), [self](error_code failed, std::size_t sent) {
       if (failed) return self->close("");
       self->state_.bytes += sent;
       self->update([&](ProxyConnection& r) { r.bytes_out += sent; });
-      self->pump(self->client_, self->origin_, self->up_, true);
+      if (self->request_.tunnel || self->body_left_ > 0) {
+        self->pump(self->client_, self->origin_, self->up_, true);
+      } else {
+        self->drain();
+      }
       self->pump(self->origin_, self->client_, self->down_, false);
+    });
+  }
+
+  // After a plain request's body: what the client sends is not relayed
+  // (a second request could name another origin), though it counts
+  // against the byte budget; the connection ends when the origin's one
+  // response has.
+  void drain() {
+    auto self = shared_from_this();
+    client_.async_read_some(asio::buffer(up_), [self](error_code ec, std::size_t got) {
+      if (ec) return;
+      self->note_pipelined();
+      self->state_.bytes += got;
+      if (self->state_.bytes > self->state_.config.max_bytes) {
+        return self->close("over the install's byte budget (OPENAI4S_ENV_MAX_BYTES)");
+      }
+      self->drain();
+    });
+  }
+
+  void note_pipelined() {
+    update([&](ProxyConnection& r) {
+      if (r.reason.empty()) r.reason = "a second request on the connection, not forwarded";
     });
   }
 
@@ -172,6 +258,16 @@ class Session : public std::enable_shared_from_this<Session> {
             if (++self->finished_ == 2 || !outward) self->close("");
             return;
           }
+          if (outward && !self->request_.tunnel) {
+            // A plain request's body: what it declared, no further.
+            if (got >= self->body_left_) {
+              if (got > self->body_left_) self->note_pipelined();
+              got = self->body_left_;
+              self->body_left_ = 0;
+            } else {
+              self->body_left_ -= got;
+            }
+          }
           self->state_.bytes += got;
           self->update([&](ProxyConnection& r) { (outward ? r.bytes_out : r.bytes_in) += got; });
           if (self->state_.bytes > self->state_.config.max_bytes) {
@@ -180,6 +276,9 @@ class Session : public std::enable_shared_from_this<Session> {
           asio::async_write(to, asio::buffer(buffer.data(), got),
                             [self, &from, &to, &buffer, outward](error_code failed, std::size_t) {
                               if (failed) return self->close("");
+                              if (outward && !self->request_.tunnel && self->body_left_ == 0) {
+                                return self->drain();
+                              }
                               self->pump(from, to, buffer, outward);
                             });
         });
@@ -187,6 +286,9 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void close(const std::string& why) {
     if (!why.empty()) update([&](ProxyConnection& r) { r.reason = why; });
+    // A pending wait would keep the session (and its place among the 64)
+    // for up to 30 s, then write a wrong reason.
+    head_wait_.cancel();
     error_code ignored;
     client_.close(ignored);
     origin_.close(ignored);
@@ -205,6 +307,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::array<char, kChunk> up_{};
   std::array<char, kChunk> down_{};
   int finished_ = 0;
+  std::uint64_t body_left_ = 0;  // a plain request's body still to relay
   asio::steady_timer head_wait_;
 };
 

@@ -108,6 +108,33 @@ Result<std::string> origin_head(std::string_view method, std::string_view path,
   return head + "Connection: close\r\n\r\n";
 }
 
+// How many body bytes follow the head: its Content-Length, or none. A
+// chunked body (its end known only by reading it) or two lengths that
+// disagree would leave the proxy and the origin counting differently,
+// and what one takes for body the other could take for a second request.
+Result<std::uint64_t> declared_body(const std::vector<std::string_view>& headers) {
+  std::optional<std::uint64_t> length;
+  for (std::string_view line : headers) {
+    auto colon = line.find(':');
+    std::string name = ascii::lowered(line.substr(0, colon));
+    if (name == "transfer-encoding") return malformed("a request body of unknown length");
+    if (name != "content-length") continue;
+    std::string_view value = line.substr(colon + 1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+      value.remove_prefix(1);
+    while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+    if (value.empty() || value.size() > 15) return malformed("a bad Content-Length");
+    std::uint64_t number = 0;
+    for (char c : value) {
+      if (!ascii::is_digit(c)) return malformed("a bad Content-Length");
+      number = number * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    if (length && *length != number) return malformed("two Content-Lengths");
+    length = number;
+  }
+  return length.value_or(0);
+}
+
 }  // namespace
 
 std::string ProxyTarget::text() const {
@@ -198,7 +225,10 @@ Result<ProxyRequest> parse_proxy_request(std::string_view head) {
   std::vector<std::string_view> headers(lines->begin() + 1, lines->end());
   auto forward = origin_head(method, path, request.target, headers);
   if (!forward) return std::move(forward).error();
+  auto body = declared_body(headers);
+  if (!body) return std::move(body).error();
   request.origin_head = std::move(*forward);
+  request.body_bytes = *body;
   return request;
 }
 

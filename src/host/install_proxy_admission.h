@@ -43,11 +43,15 @@ struct ProxyRequest {
   // For plain http: the head to send to the origin (origin-form request
   // line, no proxy headers, "Connection: close"); empty for a tunnel.
   std::string origin_head;
+  // For plain http: the body after the head (its Content-Length), the
+  // only bytes after the head that reach the origin.
+  std::uint64_t body_bytes = 0;
 };
 
 // `head` is everything up to and including the blank line. A malformed or
-// oversized head, a scheme other than http in absolute form, or a request
-// that names no host is an error saying so.
+// oversized head, a scheme other than http in absolute form, a request
+// that names no host, or a body of no one clear length (chunked, two
+// Content-Lengths) is an error saying so.
 Result<ProxyRequest> parse_proxy_request(std::string_view head);
 
 // Why `request` may not go out (nullopt: it may): its origin must be one of

@@ -10,7 +10,12 @@ import functools
 import http.server
 import json
 import shutil
+import socket
+import ssl
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -164,3 +169,142 @@ def test_a_redirect_from_the_source_to_another_host_is_refused(
     targets = {c["target"]: c["allowed"] for c in result["network"]}
     assert targets[f"127.0.0.1:{other.server.server_port}"] is False
     assert "an install reaches only its configured sources; refused: 127.0.0.1:" in result["error"]
+
+
+# A throwaway self-signed certificate for the TLS origin below (EC P-256,
+# "openai4s test origin", valid to 2126): the attacker does not check it.
+ORIGIN_KEY_AND_CERT = """\
+-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgAU8on1CxvMNbrEQh
+By2G0nlP10WrklIdtJItuThRPQKhRANCAASe71+30Rs45OG4FkZUxiUlSMTd6eX1
+TmL2YRBK2LGwTO53AJL7tNQKeCLgLJDGvLC4nKxTKq5oNr3fb+tc+yKw
+-----END PRIVATE KEY-----
+-----BEGIN CERTIFICATE-----
+MIIBlTCCATugAwIBAgIUOlnztlaRPUA1m7TeKa4d3IBwEAkwCgYIKoZIzj0EAwIw
+HzEdMBsGA1UEAwwUb3BlbmFpNHMgdGVzdCBvcmlnaW4wIBcNMjYxMjAzMjEzNjIy
+WhgPMjEyNjExMDkyMTM2MjJaMB8xHTAbBgNVBAMMFG9wZW5haTRzIHRlc3Qgb3Jp
+Z2luMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEnu9ft9EbOOThuBZGVMYlJUjE
+3enl9U5i9mEQStixsEzudwCS+7TUCngi4CyQxrywuJysUyquaDa932/rXPsisKNT
+MFEwHQYDVR0OBBYEFOF2RbbDcsu/5m311kKKF97uN8drMB8GA1UdIwQYMBaAFOF2
+RbbDcsu/5m311kKKF97uN8drMA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwID
+SAAwRQIhAPiyVVJwjesQSt9X1p8d8dY6Ny9yeyuUEJB0+sAZKnchAiBY97dfbEYT
+4SKLvJ28Sbmw6RVWePByx9CNCsPsDGVmgg==
+-----END CERTIFICATE-----
+"""
+
+
+class TlsOrigin:
+    """A TLS server on 127.0.0.1 standing for a CDN address that serves many
+    sites: it records the name each hello asked for and answers any request
+    with "origin"."""
+
+    def __init__(self, directory):
+        pem = directory / "origin.pem"
+        pem.write_text(ORIGIN_KEY_AND_CERT)
+        self.names = []
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.context.load_cert_chain(pem)
+        self.context.sni_callback = lambda _sock, name, _context: self.names.append(name)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn):
+        try:
+            with self.context.wrap_socket(conn, server_side=True) as tls:
+                tls.recv(4096)
+                tls.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 7\r\n\r\norigin\n")
+        except OSError:
+            conn.close()
+
+    def close(self):
+        self.listener.shutdown(socket.SHUT_RDWR)
+        self.listener.close()
+        self.thread.join()
+
+
+# The install script's tunnels to the TLS source, through the proxy the
+# sandbox offers: one whose hello names another site on the same address
+# (domain fronting), one whose hello is the source's own (an address: no
+# name at all).
+FRONTING = """
+import os, socket, ssl
+host, port = os.environ["https_proxy"].rsplit("/", 1)[-1].rsplit(":", 1)
+def through(name):
+    raw = socket.create_connection((host, int(port)), timeout=20)
+    raw.sendall(b"CONNECT 127.0.0.1:{port} HTTP/1.1\\r\\n\\r\\n")
+    head = b""
+    while not head.endswith(b"\\r\\n\\r\\n"):
+        byte = raw.recv(1)
+        if not byte:
+            raise OSError("closed before the tunnel")
+        head += byte
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    tls = context.wrap_socket(raw, server_hostname=name)
+    tls.sendall(b"GET /secret HTTP/1.0\\r\\n\\r\\n")
+    return tls.recv(4096)
+report = []
+for name in ("pypi.org", "127.0.0.1"):
+    try:
+        report.append(name + "=" + ("reached" if b"origin" in through(name) else "empty"))
+    except Exception as error:
+        report.append(name + "=" + type(error).__name__ + ":" + str(error)[:60])
+raise SystemExit("SANDBOX-REPORT " + " ".join(report))
+"""
+
+
+def test_a_tunnel_whose_tls_hello_names_another_site_is_refused(
+    dispatcher, packages, source, tmp_path, monkeypatch
+):
+    origin = TlsOrigin(tmp_path)
+    try:
+        # The TLS origin is a configured source too (pip's own try of it
+        # fails on the certificate, and pip goes on without it).
+        tls_source = f"https://127.0.0.1:{origin.port}/"
+        monkeypatch.setenv("OPENAI4S_ENV_FIND_LINKS", f"{source.url},{tls_source}")
+        make_sdist(packages, "frontpkg", "1.0", FRONTING.format(port=origin.port))
+        result = setup_env(dispatcher, ["frontpkg"])
+    finally:
+        origin.close()
+    error = result["error"]
+    assert "pypi.org=SSLError:[SSL: TLSV1_ALERT_ACCESS_DENIED]" in error, error
+    assert "127.0.0.1=reached" in error, error
+    assert "pypi.org" not in origin.names
+    target = f"127.0.0.1:{origin.port}"
+    refused = [c for c in result["network"] if not c["allowed"]]
+    assert [c["target"] for c in refused] == [target], result["network"]
+    assert refused[0]["reason"].endswith("names another server in its TLS hello: pypi.org")
+    assert refused[0]["bytes_out"] == 0
+    outcomes = [o for ok, s, o in audited_connections(dispatcher) if not ok]
+    assert outcomes == ["refused: " + refused[0]["reason"]]
+
+
+FORWARDER = Path(__file__).resolve().parents[3] / "src" / "host" / "install_forwarder.py"
+
+
+def test_the_forwarder_replaces_the_token_the_host_gives_it():
+    """The token is the host's one constant, passed on the command line:
+    the forwarder puts its URL wherever that argument stands."""
+    show = "import os, sys; print(sys.argv[1:], os.environ['https_proxy'])"
+    done = subprocess.run(
+        [sys.executable, "-I", str(FORWARDER), "/nonexistent/proxy.sock", "@any-token@", "--"]
+        + [sys.executable, "-c", show, "@any-token@", "kept"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    args, url = done.stdout.rsplit(" ", 1)
+    assert url.strip().startswith("http://127.0.0.1:")
+    assert args == repr([url.strip(), "kept"])

@@ -114,5 +114,26 @@ TEST(InstallProxyAdmission, AnOversizedHeadIsAnError) {
   EXPECT_NE(error_of(head).find("over 16 KiB"), std::string::npos);
 }
 
+// A plain request's body is what its one Content-Length says: the proxy
+// relays that much and no more, so it and the origin agree where the
+// request ends.
+TEST(InstallProxyAdmission, APlainRequestsBodyHasOneClearLength) {
+  auto body_of = [](const std::string& headers) {
+    auto request = parse_proxy_request("POST http://127.0.0.1:8080/ HTTP/1.1\r\n" + headers);
+    return request ? static_cast<long long>(request->body_bytes) : -1;
+  };
+  EXPECT_EQ(body_of("\r\n"), 0);
+  EXPECT_EQ(body_of("Content-Length: 5\r\n\r\n"), 5);
+  EXPECT_EQ(body_of("content-length:\t12 \r\nContent-Length: 12\r\n\r\n"), 12);
+  EXPECT_EQ(parse_proxy_request("CONNECT pypi.org:443 HTTP/1.1\r\n\r\n")->body_bytes, 0U);
+  for (const char* headers :
+       {"Content-Length: 5\r\nContent-Length: 6\r\n\r\n", "Content-Length: -1\r\n\r\n",
+        "Content-Length: 5, 5\r\n\r\n", "Content-Length:\r\n\r\n",
+        "Content-Length: 1234567890123456\r\n\r\n", "Transfer-Encoding: chunked\r\n\r\n",
+        "Transfer-Encoding: identity\r\nContent-Length: 5\r\n\r\n"}) {
+    EXPECT_EQ(body_of(headers), -1) << headers;
+  }
+}
+
 }  // namespace
 }  // namespace o4s::host
