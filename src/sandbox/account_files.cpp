@@ -38,6 +38,12 @@ std::string group_text(std::uint32_t gid) {
   return text;
 }
 
+std::string hosts_text(std::string_view host_name) {
+  const std::string name(host_name);
+  return "127.0.0.1\tlocalhost " + name + "\n::1\tlocalhost ip6-localhost ip6-loopback " + name +
+         "\n";
+}
+
 Result<UniqueFd> sealed_memory_file(const char* name, std::string_view text) {
   UniqueFd fd(::memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING));
   if (!fd) return system_error("memfd_create", errno);

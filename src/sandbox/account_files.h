@@ -1,4 +1,4 @@
-// The sandbox's own account database: an /etc/passwd and /etc/group that
+// The sandbox's own account database and host table: an /etc/passwd and /etc/group that
 // name root, nobody and the kernel's user, nothing else. The host's files
 // list the host's accounts (who runs what there) and do not know a uid
 // leased for one kernel, so inside the sandbox `whoami`, getpass.getuser()
@@ -18,6 +18,9 @@ inline constexpr std::string_view kSandboxUserName = "openai4s";
 
 std::string passwd_text(std::uint32_t uid, std::uint32_t gid, const std::string& home);
 std::string group_text(std::uint32_t gid);
+// The host's /etc/hosts names the host (its 127.0.1.1 line); the sandbox's
+// names loopback and its own host name, so that name resolves inside.
+std::string hosts_text(std::string_view host_name);
 
 // A sealed in-memory file holding `text`, positioned at its start, for
 // bubblewrap to copy into a read-only file of the sandbox.

@@ -547,7 +547,7 @@ Status mount_filesystem(MountPlan& mounts, const LaunchSpec& spec, const Sandbox
   if (Status ok = mounts.mask_hidden(spec.hidden_paths, settings.tmpfs_bytes); !ok) return ok;
   if (Status ok = mounts.bind_exchange_dirs(spec.host_exchange_dirs); !ok) return ok;
   mounts.mask_home(env_value(spec.request.env, "HOME"), settings.tmpfs_bytes);
-  return mounts.name_accounts(env_value(spec.request.env, "HOME"));
+  return mounts.identity_files(env_value(spec.request.env, "HOME"));
 }
 
 // The supervisor's child sets the per-process limits while still root, then

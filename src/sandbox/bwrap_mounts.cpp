@@ -196,12 +196,13 @@ void MountPlan::mask_home(const std::optional<std::string>& home, std::uint64_t 
 
 namespace o4s::sandbox {
 
-Status MountPlan::name_accounts(const std::optional<std::string>& home) {
+Status MountPlan::identity_files(const std::optional<std::string>& home) {
   const std::string shown_home =
       home && is_normal_absolute_path(*home) ? *home : std::string("/nonexistent");
   const std::pair<const char*, std::string> files[] = {
       {"/etc/passwd", passwd_text(identity_.uid, identity_.gid, shown_home)},
-      {"/etc/group", group_text(identity_.gid)}};
+      {"/etc/group", group_text(identity_.gid)},
+      {"/etc/hosts", hosts_text(kSandboxHostname)}};
   for (const auto& [target, text] : files) {
     auto fd = sealed_memory_file(target, text);
     if (!fd) return std::move(fd).error();

@@ -38,8 +38,8 @@ class MountPlan {
   // A private tmpfs over the host home, unless the workspace exposes it.
   void mask_home(const std::optional<std::string>& home, std::uint64_t tmpfs_bytes);
 
-  // /etc/passwd and /etc/group of the sandbox's own (account_files.h).
-  Status name_accounts(const std::optional<std::string>& home);
+  // /etc/passwd, /etc/group and /etc/hosts of the sandbox's own (account_files.h).
+  Status identity_files(const std::optional<std::string>& home);
 
   // The bind sources, to keep open until bubblewrap has run.
   std::vector<UniqueFd> take_sources() { return std::move(sources_); }

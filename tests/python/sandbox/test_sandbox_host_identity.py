@@ -12,6 +12,8 @@ READ_IDENTITY = (
     "import os, socket\n"
     "print('gethostname', socket.gethostname())\n"
     "print('uname', os.uname().nodename)\n"
+    "print('resolves', socket.gethostbyname(socket.gethostname()))\n"
+    "print('hosts', open('/etc/hosts').read().split())\n"
     "for path in ('/proc/sys/kernel/hostname', '/etc/hostname', '/proc/cmdline',\n"
     "             '/proc/config.gz'):\n"
     "    try:\n"
@@ -40,6 +42,8 @@ def test_a_cell_sees_its_own_host_name_and_not_the_hosts_identity(sandboxed, mod
     assert lines["gethostname"] == "openai4s", lines
     assert lines["uname"] == "openai4s", lines
     assert lines["/proc/sys/kernel/hostname"] == "9 ['openai4s']", lines
+    # Its own name resolves, to loopback, from a host table of its own.
+    assert lines["resolves"] == "127.0.0.1", lines
     for path in ("/etc/hostname", "/proc/cmdline", "/proc/config.gz"):
         # Masked (empty) where the host has the file; absent elsewhere.
         assert lines.get(path, "0 ").startswith("0 ") or "refused" in lines[path], lines

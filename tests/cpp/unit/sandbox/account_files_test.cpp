@@ -24,6 +24,11 @@ TEST(AccountFiles, AKernelRunningAsNobodyOrRootIsNotNamedTwice) {
   EXPECT_EQ(group_text(0).find("openai4s"), std::string::npos);
 }
 
+TEST(AccountFiles, TheHostTableNamesLoopbackAndTheSandboxOnly) {
+  EXPECT_EQ(hosts_text("openai4s"),
+            "127.0.0.1\tlocalhost openai4s\n::1\tlocalhost ip6-localhost ip6-loopback openai4s\n");
+}
+
 TEST(AccountFiles, TheBoundFileIsSealed) {
   auto fd = sealed_memory_file("passwd", "root:x:0:0::/:/bin/sh\n");
   ASSERT_TRUE(fd);
