@@ -145,9 +145,40 @@ ApprovalText render_approval(std::string_view tool, std::string_view target, boo
   }
   if (!text.whole)
     text.prompt += "(the target is too long to show whole: only once may be given)\n";
-  text.prompt += text.always_offered ? "Allow? [y]es once / [a]lways this session / [N]o: "
-                                     : "Allow? [y]es once / [N]o: ";
+  text.question = text.prompt;
+  text.prompt += approval_choices_line(text.always_offered);
   return text;
+}
+
+std::vector<ApprovalChoice> approval_choices(bool always_offered) {
+  std::vector<ApprovalChoice> choices{{"once", "Allow once", "[y]es once"}};
+  if (always_offered) {
+    choices.push_back({"always", "Always allow (this kernel)", "[a]lways this session"});
+  }
+  choices.push_back({"deny", "Deny", "[N]o"});
+  return choices;
+}
+
+std::string approval_choices_line(bool always_offered) {
+  std::string line = "Allow? ";
+  const char* separator = "";
+  for (const ApprovalChoice& choice : approval_choices(always_offered)) {
+    line.append(separator).append(choice.terminal);
+    separator = " / ";
+  }
+  return line + ": ";
+}
+
+std::optional<RelayedApproval> read_relayed_approval(std::string_view prompt) {
+  const std::size_t cut = prompt.rfind('\n');
+  const std::size_t start = cut == std::string_view::npos ? 0 : cut + 1;
+  const std::string_view last = prompt.substr(start);
+  for (bool always : {true, false}) {
+    if (last == approval_choices_line(always)) {
+      return RelayedApproval{std::string(prompt.substr(0, start)), always};
+    }
+  }
+  return std::nullopt;
 }
 
 std::string bounded_target(std::string_view target) {

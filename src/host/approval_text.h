@@ -9,8 +9,10 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace o4s::host {
 
@@ -38,6 +40,20 @@ inline constexpr std::size_t kApprovalReasonBytes = 500;
 // Printable text (backslashes included) passes unchanged.
 std::string escape_for_display(std::string_view text);
 
+// The decisions an approval offers, in this order: once, always (only
+// when offered: a target shown whole and verbatim), deny. One table: the
+// terminal's choices line (the prompt's last) and the MCP server's
+// elicitation form are both made from it.
+struct ApprovalChoice {
+  std::string_view decision;  // the form's value: "once", "always", "deny"
+  std::string_view title;     // the form's label
+  std::string_view terminal;  // its part of the terminal's line: "[y]es once"
+};
+std::vector<ApprovalChoice> approval_choices(bool always_offered);
+
+// The prompt's last line: "Allow? " and the choices' terminal parts.
+std::string approval_choices_line(bool always_offered);
+
 struct ApprovalText {
   // The target's lines, escaped, each behind kApprovalGutter and ending in
   // '\n'; when cut, the last line says so with the length and sha256.
@@ -50,7 +66,10 @@ struct ApprovalText {
   // (newlines shown as \n), cut visibly past kApprovalReasonBytes; empty
   // when it gave none. Already part of `prompt`.
   std::string reason_block;
-  // The whole question: who asks, the target block and the choices.
+  // What is asked: who asks, the target block, the reason, the notes;
+  // every line ends in '\n'.
+  std::string question;
+  // The whole question: `question` then approval_choices_line.
   std::string prompt;
 };
 
@@ -60,6 +79,18 @@ struct ApprovalText {
 // reason=...), shown as the cell's words, never as the prompt's own.
 ApprovalText render_approval(std::string_view tool, std::string_view target, bool verbatim = true,
                              std::string_view reason = {});
+
+// A relayed approval prompt read back (a Slurm kernel's: a Jupyter
+// input_request carries only the text): its question and whether "always"
+// was offered, told by its last line being exactly one of
+// approval_choices_line's (every line a target or a reason brings sits
+// behind the gutter, so none can be taken for it). nullopt for any other
+// text.
+struct RelayedApproval {
+  std::string question;
+  bool always_offered = false;
+};
+std::optional<RelayedApproval> read_relayed_approval(std::string_view prompt);
 
 // The target as a durable request row keeps it: whole up to
 // kApprovalShownBytes, else that prefix and a mark with length and sha256.

@@ -59,8 +59,9 @@ void BackgroundJob::launch(JobLaunch launch) {
 
 void BackgroundJob::run(JobLaunch launch) {
   // Whichever way the job ends, its worker is gone by then: one slot less.
-  ScopeExit counted_out([workers = launch.workers] {
+  ScopeExit counted_out([workers = launch.workers, released = launch.released] {
     if (workers) workers->fetch_sub(1);
+    if (released) released();
   });
   auto hooks = std::make_shared<NativeKernelHooks>(launch.caller.dispatcher.lock(),
                                                    std::move(launch.settings),

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -26,6 +27,8 @@ struct JobLaunch {
   std::string origin;
   // Decremented once the job's worker is reaped (BackgroundWorkers::running).
   std::shared_ptr<std::atomic<std::size_t>> workers;
+  // Called right after that, on the job's thread (may be empty).
+  std::function<void()> released;
 };
 
 class BackgroundJob {

@@ -7,8 +7,11 @@
 
 namespace o4s::host_hooks {
 
-BackgroundWorkers::BackgroundWorkers(kernel::KernelOptions options, Admission admission)
-    : options_(std::move(options)), admission_(std::move(admission)) {}
+BackgroundWorkers::BackgroundWorkers(kernel::KernelOptions options, Admission admission,
+                                     Released released)
+    : options_(std::move(options)),
+      admission_(std::move(admission)),
+      released_(std::move(released)) {}
 
 BackgroundWorkers::~BackgroundWorkers() { stop_all(); }
 
@@ -53,8 +56,8 @@ Result<host::Json> BackgroundWorkers::start(const std::string& code, const std::
     }
   }
   auto job = std::make_shared<BackgroundJob>("bg_" + random_hex(6), code);
-  job->launch(
-      JobLaunch{job_options(), environment_, std::move(caller), settings, code, origin, workers_});
+  job->launch(JobLaunch{job_options(), environment_, std::move(caller), settings, code, origin,
+                        workers_, released_});
   jobs_.push_back(job);
   forget_finished();
   return host::Json{{"exec_id", job->id()}, {"state", "starting"}};

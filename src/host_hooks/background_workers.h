@@ -40,9 +40,15 @@ class BackgroundWorkers final : public host::BackgroundJobs {
   // in running()): nullopt admits it, a text refuses it with that reason.
   using Admission = std::function<std::optional<std::string>()>;
 
+  // Told on a job's thread each time its worker is counted out of
+  // running(), whichever way the job ended: a front door whose limits count
+  // jobs looks at its room again (the MCP server's warm pools refill).
+  using Released = std::function<void()>;
+
   // `options`: the calling kernel's; each job's worker gets a copy with a
   // sandbox of its own (same settings).
-  explicit BackgroundWorkers(kernel::KernelOptions options, Admission admission = {});
+  explicit BackgroundWorkers(kernel::KernelOptions options, Admission admission = {},
+                             Released released = {});
   ~BackgroundWorkers() override;
   BackgroundWorkers(const BackgroundWorkers&) = delete;
   BackgroundWorkers& operator=(const BackgroundWorkers&) = delete;
@@ -67,6 +73,7 @@ class BackgroundWorkers final : public host::BackgroundJobs {
 
   const kernel::KernelOptions options_;
   const Admission admission_;
+  const Released released_;
   // Jobs whose worker is starting or alive; each job's thread counts itself
   // out once its worker is reaped (it may outlive this object).
   const std::shared_ptr<std::atomic<std::size_t>> workers_ =

@@ -45,10 +45,11 @@ kernel::KernelOptions front_door_kernel_options(const FrontDoorKernel& kernel,
 std::shared_ptr<NativeKernelHooks> front_door_hooks(
     std::shared_ptr<host::HostDispatcher> dispatcher, host::HostSettings settings,
     std::optional<std::string> frame_id, const kernel::KernelOptions& options,
-    BackgroundWorkers::Admission admission) {
+    BackgroundWorkers::Admission admission, BackgroundWorkers::Released released) {
   auto hooks = std::make_shared<NativeKernelHooks>(std::move(dispatcher), std::move(settings),
                                                    std::move(frame_id));
-  hooks->set_background(std::make_shared<BackgroundWorkers>(options, std::move(admission)));
+  hooks->set_background(
+      std::make_shared<BackgroundWorkers>(options, std::move(admission), std::move(released)));
   return hooks;
 }
 

@@ -41,10 +41,11 @@ kernel::KernelOptions front_door_kernel_options(const FrontDoorKernel& kernel,
 // The kernel's hooks: its host calls go to `dispatcher`, and its cells may
 // start background jobs, each in a worker made from `options` (the
 // kernel's own, language and sandbox settings included), each admitted by
-// `admission` when given (the MCP server's --max-kernels).
+// `admission` when given (the MCP server's --max-kernels), and `released`
+// told when one's worker is gone.
 std::shared_ptr<NativeKernelHooks> front_door_hooks(
     std::shared_ptr<host::HostDispatcher> dispatcher, host::HostSettings settings,
     std::optional<std::string> frame_id, const kernel::KernelOptions& options,
-    BackgroundWorkers::Admission admission = {});
+    BackgroundWorkers::Admission admission = {}, BackgroundWorkers::Released released = {});
 
 }  // namespace o4s::host_hooks

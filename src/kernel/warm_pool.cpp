@@ -10,8 +10,11 @@
 
 namespace o4s::kernel {
 
-WarmPool::WarmPool(std::size_t size, Starter start, Room room)
-    : size_(size), start_(std::move(start)), room_(std::move(room)) {
+WarmPool::WarmPool(std::size_t size, Starter start, Room room, Released released)
+    : size_(size),
+      start_(std::move(start)),
+      room_(std::move(room)),
+      released_(std::move(released)) {
   if (size_ > 0) thread_ = std::thread([this] { refill(); });
 }
 
@@ -33,6 +36,10 @@ WarmPool::FallbackStart::~FallbackStart() {
   pool_.wake_.notify_all();
 }
 
+void WarmPool::report_held() {
+  if (released_) released_(ready_.size() + starting_);
+}
+
 void WarmPool::poke() {
   std::lock_guard lock(mutex_);
   wake_.notify_all();
@@ -50,6 +57,9 @@ void WarmPool::refill() {
     --starting_;
     if (!started) {
       failure_ = std::move(started).error();
+      // The room granted for it is not used: give it back now (a failed
+      // pool asks for room again only after its next claim).
+      report_held();
     } else if (stopping_) {
       lock.unlock();
       started.value().discard();
@@ -80,6 +90,7 @@ Result<std::optional<WarmWorker>> WarmPool::claim() {
       }
       dead.push_back(std::move(next));
     }
+    report_held();
     wake_.notify_all();  // one taken or found dead: start its replacement
   }
   for (auto& worker : dead) worker.discard();

@@ -36,8 +36,14 @@ class WarmPool {
   // (ready and starting) ones of this pool; called under the pool's lock,
   // so it must not call back into the pool.
   using Room = std::function<bool(std::size_t held)>;
+  // The pool's workers (ready and starting) fell to `held` (a claim, a dead
+  // one discarded, a failed start): the owner gives back what it counted
+  // beyond that. Called under the pool's lock, as Room is: between the two,
+  // the owner's count is never below the truth, and never left above it
+  // (a pool whose starts fail asks for no room until its next claim).
+  using Released = std::function<void(std::size_t held)>;
   // size 0: a pool that never starts anything (every claim is "none").
-  WarmPool(std::size_t size, Starter start, Room room = nullptr);
+  WarmPool(std::size_t size, Starter start, Room room = nullptr, Released released = nullptr);
   ~WarmPool();
   WarmPool(const WarmPool&) = delete;
   WarmPool& operator=(const WarmPool&) = delete;
@@ -77,10 +83,12 @@ class WarmPool {
  private:
   void refill();
   bool wants_start() const;
+  void report_held();  // mutex_ held
 
   const std::size_t size_;
   const Starter start_;
   const Room room_;
+  const Released released_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<WarmWorker> ready_;

@@ -7,14 +7,12 @@
 namespace o4s::mcp {
 
 Json approval_schema(bool always_offered) {
-  Json choices = Json::array({"once"});
-  Json names = Json::array({"Allow once"});
-  if (always_offered) {
-    choices.push_back("always");
-    names.push_back("Always allow (this kernel)");
+  Json choices = Json::array();
+  Json names = Json::array();
+  for (const host::ApprovalChoice& choice : host::approval_choices(always_offered)) {
+    choices.push_back(std::string(choice.decision));
+    names.push_back(std::string(choice.title));
   }
-  choices.push_back("deny");
-  names.push_back("Deny");
   return Json{{"type", "object"},
               {"properties",
                {{"decision",
@@ -56,15 +54,12 @@ Json prompt_elicitation(const std::string& prompt, const std::string& who, bool 
   std::string text = escaped_lines(prompt);
   if (text.starts_with(host::kApprovalPromptPrefix))
     text.erase(0, host::kApprovalPromptPrefix.size());
-  std::string choices;
-  if (auto cut = text.rfind('\n'); cut != std::string::npos) {
-    choices = text.substr(cut + 1);
-    text.erase(cut + 1);
-  } else {
-    std::swap(choices, text);
-  }
-  bool always = choices.starts_with("Allow?") && choices.find("[a]lways") != std::string::npos;
-  std::string message = "A cell in kernel " + who + " asks:\n" + text + "Allow it?";
+  // The kernel's choices come back from the rendering's own table; any
+  // other text is shown whole and offers no "always".
+  auto relayed = host::read_relayed_approval(text);
+  const bool always = relayed && relayed->always_offered;
+  std::string question = relayed ? relayed->question : text + "\n";
+  std::string message = "A cell in kernel " + who + " asks:\n" + question + "Allow it?";
   Json params{{"message", message}, {"requestedSchema", approval_schema(always)}};
   if (form_mode) params["mode"] = "form";
   return params;

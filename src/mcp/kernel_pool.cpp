@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <utility>
 
 #include "base/paths.h"
 #include "base/random_id.h"
@@ -65,6 +66,8 @@ KernelPool::KernelPool(PoolSettings settings, sandbox::SandboxSettings sandbox,
       store_(std::move(store)) {
   housekeeper_ = std::thread([this] { housekeep(); });
   open_warm_pools();
+  std::lock_guard lock(job_ends_->mutex);
+  job_ends_->pool = this;
 }
 
 KernelPool::~KernelPool() { shutdown_all(); }
@@ -330,8 +333,14 @@ Status KernelPool::start_manager(Kernel& kernel, std::optional<kernel::WarmWorke
            " kernels and background jobs (--max-kernels; each job is a worker of its own): "
            "wait for a job to end, or shut a kernel down";
   };
-  kernel.hooks =
-      host_hooks::front_door_hooks(dispatcher, settings_.host, kernel.frame_id, options, admit_job);
+  // A job's end, whichever way (done, failed, interrupted, stopped,
+  // crashed), frees a worker's room: the pools may refill at once.
+  auto job_released = [ends = job_ends_] {
+    std::lock_guard lock(ends->mutex);
+    if (ends->pool) ends->pool->poke_warm_pools();
+  };
+  kernel.hooks = host_hooks::front_door_hooks(dispatcher, settings_.host, kernel.frame_id, options,
+                                              admit_job, job_released);
   kernel.manager =
       std::make_unique<kernel::KernelManager>(std::move(options), kernel.hooks, nullptr);
   if (warm) return kernel.manager->adopt(std::move(*warm));
@@ -607,6 +616,7 @@ void KernelPool::housekeep() {
       }
     }
     for (auto& kernel : idle) kernels_.erase(kernel->id);
+    const bool repoke = !idle.empty() || std::exchange(repoke_warm_, false);
     lock.unlock();
     for (auto& kernel : overdue) (void)interrupt(kernel, StopReason::kTimeout);
     for (auto& kernel : again) (void)kernel->manager->interrupt();
@@ -620,12 +630,16 @@ void KernelPool::housekeep() {
                    kernel->id.c_str(), static_cast<long long>(settings_.idle_timeout.count()));
       close_kernel(kernel);
     }
-    if (!idle.empty()) poke_warm_pools();
+    if (repoke) poke_warm_pools();
     lock.lock();
   }
 }
 
 void KernelPool::shutdown_all() {
+  {
+    std::lock_guard lock(job_ends_->mutex);
+    job_ends_->pool = nullptr;
+  }
   stop_warm_pools();
   std::map<std::string, std::shared_ptr<Kernel>> kernels;
   {

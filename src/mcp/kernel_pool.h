@@ -164,6 +164,7 @@ class KernelPool {
   Result<kernel::WarmWorker> start_warm(const std::string& language);
   Result<std::optional<kernel::WarmWorker>> claim_warm(const std::string& language);
   bool room_for_warm(const std::string& language, std::size_t held);
+  void warm_released(const std::string& language, std::size_t held);
   void poke_warm_pools();
   // Held around a normal start of `language` (null without its pool).
   std::unique_ptr<kernel::WarmPool::FallbackStart> fallback_start(const std::string& language);
@@ -185,9 +186,18 @@ class KernelPool {
   // Each pool's workers (ready and starting) as its last room check left
   // them: never below the truth, so all pools together stay in the limit.
   std::map<std::string, std::size_t> warm_held_;
+  bool repoke_warm_ = false;  // a pool gave room back: the housekeeper wakes them all
   std::map<std::string, std::shared_ptr<Execution>> executions_;
   std::vector<std::string> execution_order_;  // oldest first, bounded
   bool stopping_ = false;
+  // Who a background job's end pokes: the pools refill into the room its
+  // worker left. The job's thread may outlive this object, so it holds
+  // this, emptied by shutdown_all.
+  struct JobEnds {
+    std::mutex mutex;
+    KernelPool* pool = nullptr;
+  };
+  const std::shared_ptr<JobEnds> job_ends_ = std::make_shared<JobEnds>();
   std::condition_variable wake_;
   std::thread housekeeper_;
   // Last: stopped (and their workers closed) before anything above goes.

@@ -45,7 +45,8 @@ void KernelPool::open_warm_pools() {
     if (language == "r" && settings_.r_worker_argv.empty()) continue;
     warm_[language] = std::make_unique<kernel::WarmPool>(
         size, [this, language = language] { return start_warm(language); },
-        [this, language = language](std::size_t held) { return room_for_warm(language, held); });
+        [this, language = language](std::size_t held) { return room_for_warm(language, held); },
+        [this, language = language](std::size_t held) { warm_released(language, held); });
   }
 }
 
@@ -59,10 +60,9 @@ Result<kernel::WarmWorker> KernelPool::start_warm(const std::string& language) {
 }
 
 // Called by a pool, under its own lock, before each start. The other pools'
-// counts are the ones their last check left (a pool whose count fell since,
-// by a claim or a failed start, is counted high until it looks again, which
-// it does when woken): checks are serialized here, and a granted start is
-// counted at once, so two pools never both take the last slot.
+// counts are the ones their last check or release left (warm_released):
+// checks are serialized here, and a granted start is counted at once, so
+// two pools never both take the last slot.
 bool KernelPool::room_for_warm(const std::string& language, std::size_t held) {
   std::lock_guard lock(mutex_);
   std::size_t others = 0;
@@ -73,6 +73,21 @@ bool KernelPool::room_for_warm(const std::string& language, std::size_t held) {
       !stopping_ && workers_in_use() + standbys_held() + others + held < settings_.max_kernels;
   warm_held_[language] = room ? held + 1 : held;
   return room;
+}
+
+// Called by a pool, under its own lock, when its workers fell to `held`:
+// a claim, a dead worker dropped, or a failed start, whose granted room
+// would otherwise stay counted while the pool waits for its next claim
+// (other pools and standbys refused room that nothing uses).
+void KernelPool::warm_released(const std::string& language, std::size_t held) {
+  std::lock_guard lock(mutex_);
+  std::size_t& counted = warm_held_[language];
+  if (held >= counted) return;
+  counted = held;
+  // The other pools may use that room now; they are woken by the
+  // housekeeper (a pool cannot be woken under another pool's lock).
+  repoke_warm_ = true;
+  wake_.notify_all();
 }
 
 std::size_t KernelPool::warm_total() const {

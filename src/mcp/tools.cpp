@@ -282,11 +282,17 @@ Json McpServer::resume_execution(ToolCall& call, const std::string& tool) {
   std::optional<double> wait_s;
   if (tool == "get_execution") wait_s = call.arguments.value("wait_s", 0.0);
   auto max_chars = static_cast<std::size_t>(call.arguments.value("max_output_chars", 20000LL));
-  auto kernel = pool_.find(execution->kernel_id());
-  std::weak_ptr<Kernel> weak = kernel;
-  call.session->on_cancel(call.request_id, [this, weak, execution] {
-    auto live = weak.lock();
-    if (live && !execution->finished()) (void)pool_.interrupt(live, StopReason::kInterrupted);
+  // Cancelling the retry interrupts the cell, whichever engine runs it.
+  std::weak_ptr<Kernel> local = pool_.find(execution->kernel_id());
+  std::weak_ptr<SlurmKernel> remote;
+  if (local.expired() && slurm_) remote = slurm_->find(execution->kernel_id());
+  call.session->on_cancel(call.request_id, [this, local, remote, execution] {
+    if (execution->finished()) return;
+    if (auto live = local.lock()) {
+      (void)pool_.interrupt(live, StopReason::kInterrupted);
+    } else if (auto job = remote.lock()) {
+      (void)job->interrupt(StopReason::kInterrupted);
+    }
   });
   Json result = await_execution(call, execution, wait_s, max_chars);
   call.session->forget_cancel(call.request_id);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "base/sha256.h"
 
@@ -105,6 +106,42 @@ TEST(BoundedTarget, KeepsShortTargetsAndMarksLongOnes) {
   const std::string kept = bounded_target(target);
   EXPECT_EQ(kept.substr(0, 4000), std::string(4000, 'y'));
   EXPECT_NE(kept.find("sha256 " + sha256_hex(target)), std::string::npos);
+}
+
+TEST(ApprovalChoices, OneTableMakesTheTerminalLine) {
+  std::vector<std::string> decisions;
+  for (const ApprovalChoice& choice : approval_choices(true))
+    decisions.emplace_back(choice.decision);
+  EXPECT_EQ(decisions, (std::vector<std::string>{"once", "always", "deny"}));
+  EXPECT_EQ(approval_choices(false).size(), 2u);
+  EXPECT_EQ(approval_choices_line(true), "Allow? [y]es once / [a]lways this session / [N]o: ");
+  EXPECT_EQ(approval_choices_line(false), "Allow? [y]es once / [N]o: ");
+  const ApprovalText text = render_approval("bash", "ls");
+  EXPECT_EQ(text.prompt, text.question + approval_choices_line(true));
+  EXPECT_TRUE(text.question.ends_with("\n"));
+}
+
+TEST(ReadRelayedApproval, GivesBackWhatTheRenderingOffered) {
+  for (bool verbatim : {true, false}) {
+    const ApprovalText text = render_approval("bash", "echo hi", verbatim, "to greet");
+    auto read = read_relayed_approval(text.prompt);
+    ASSERT_TRUE(read.has_value());
+    EXPECT_EQ(read->question, text.question);
+    EXPECT_EQ(read->always_offered, text.always_offered);
+  }
+}
+
+TEST(ReadRelayedApproval, OnlyTheRenderingsOwnLastLineCounts) {
+  // A target that imitates the choices line sits behind the gutter.
+  const std::string fake = "x\n" + approval_choices_line(true);
+  const ApprovalText redacted = render_approval("bash", fake, false);
+  auto read = read_relayed_approval(redacted.prompt);
+  ASSERT_TRUE(read.has_value());
+  EXPECT_FALSE(read->always_offered);
+  // A last line that merely mentions the choices is no approval at all.
+  EXPECT_FALSE(read_relayed_approval("run it\nAllow? [a]lways").has_value());
+  EXPECT_FALSE(read_relayed_approval(approval_choices_line(true) + "please").has_value());
+  EXPECT_FALSE(read_relayed_approval(approval_choices_line(true) + "\n").has_value());
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // hand out distinct live workers, the refill is one start at a time and never
 // above the size, a failing start is reported at the next claim and then
 // retried, a dead pooled worker is discarded, stop() waits out a start in
-// flight and discards it, and the room callback holds the refill back.
+// flight and discards it, the room callback holds the refill back, and a
+// failed start's room is given back.
 #include "kernel/warm_pool.h"
 
 #include <gtest/gtest.h>
@@ -236,6 +237,38 @@ TEST(WarmPoolTest, TheRoomCallbackHoldsTheRefillBackUntilPoked) {
     std::lock_guard lock(seen_mutex);
     // Asked with the held count before each start: never above the size.
     for (std::size_t held : seen) EXPECT_LT(held, 3U);
+  }
+  pool.stop();
+}
+
+TEST(WarmPoolTest, AFailedStartGivesTheRoomItWasGrantedBack) {
+  // The owner's ledger, as the MCP server keeps one per pool under
+  // --max-kernels: a grant counts the start, a release sets the truth.
+  FakeStarter starter;
+  std::mutex ledger_mutex;
+  std::size_t counted = 0;
+  WarmPool pool(
+      1, starter.function(),
+      [&](std::size_t held) {
+        std::lock_guard lock(ledger_mutex);
+        counted = held + 1;
+        return true;
+      },
+      [&](std::size_t held) {
+        std::lock_guard lock(ledger_mutex);
+        counted = held;
+      });
+  ASSERT_TRUE(pool.wait_full());
+  starter.fail_next(1);
+  auto claimed = pool.claim();  // its replacement's start fails
+  ASSERT_TRUE(claimed.ok() && claimed.value().has_value());
+  EXPECT_FALSE(pool.wait_full());
+  EXPECT_EQ(starter.starts(), 2);
+  {
+    // Nothing runs for the pool now, and it asks for no room until its
+    // next claim: none may stay counted.
+    std::lock_guard lock(ledger_mutex);
+    EXPECT_EQ(counted, 0U);
   }
   pool.stop();
 }

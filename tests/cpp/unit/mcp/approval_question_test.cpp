@@ -58,6 +58,32 @@ TEST(ApprovalQuestion, ATargetCannotOfferAlwaysByImitatingTheChoicesLine) {
             Json::array({"once", "deny"}));
 }
 
+TEST(ApprovalQuestion, TheFormsChoicesAreTheRenderingsOwn) {
+  for (bool always : {true, false}) {
+    Json expected = Json::array();
+    for (const auto& choice : host::approval_choices(always))
+      expected.push_back(std::string(choice.decision));
+    EXPECT_EQ(choices(Json{{"requestedSchema", approval_schema(always)}}), expected);
+  }
+  EXPECT_EQ(approval_schema(true)["properties"]["decision"]["enumNames"],
+            Json::array({"Allow once", "Always allow (this kernel)", "Deny"}));
+}
+
+TEST(ApprovalQuestion, AlwaysComesOnlyFromTheRenderingsOwnChoicesLine) {
+  // A last line that starts like the choices and mentions [a]lways is not
+  // the rendering's line: no "always", and the line is shown as asked.
+  std::string near = "openai4s: run it\n" + host::approval_choices_line(true) + "(or not)";
+  Json params = prompt_elicitation(near, "k", true);
+  EXPECT_EQ(choices(params), Json::array({"once", "deny"}));
+  EXPECT_NE(params["message"].get<std::string>().find("(or not)"), std::string::npos);
+  std::string bare = "openai4s: Allow? [y]es / [a]lways";
+  EXPECT_EQ(choices(prompt_elicitation(bare, "k", true)), Json::array({"once", "deny"}));
+  // The kernel's question comes through whole, its choices line replaced.
+  auto text = host::render_approval("bash", "echo hi");
+  std::string message = prompt_elicitation("openai4s: " + text.prompt, "k", true)["message"];
+  EXPECT_EQ(message, "A cell in kernel k asks:\n" + text.question + "Allow it?");
+}
+
 TEST(ApprovalQuestion, APromptThatIsNotTheKernelsShowsNoRawControls) {
   // A cell's own input() prompt reaches the relay as a prompt too.
   std::string message = prompt_elicitation(
