@@ -37,8 +37,11 @@ TEST(ExecuteTest, SendsOneExecuteFrameAndReturnsTheResponse) {
   EXPECT_EQ(result.value()["stdout"], "2\n");
   auto sent = h.transport->written_frames_of_type("execute");
   ASSERT_EQ(sent.size(), 1U);
-  EXPECT_EQ(sent[0],
-            (Json{{"type", "execute"}, {"id", "my-cell"}, {"code", "1+1"}, {"origin", "system"}}));
+  EXPECT_EQ(sent[0], (Json{{"type", "execute"},
+                           {"id", "my-cell"},
+                           {"code", "1+1"},
+                           {"origin", "system"},
+                           {"seq", 1}}));
 }
 
 TEST(ExecuteTest, AutomaticCellIdsAreFreshUuids) {

@@ -19,6 +19,42 @@ TEST(LifecycleTest, RemoteInterruptGoesThroughTheTransport) {
   EXPECT_FALSE(delivery.value().reason.has_value());
 }
 
+// kernel/cell_interrupts.h: the worker learns which cell an interrupt was
+// for, once per cell, before the signal (or before the cell itself).
+TEST(LifecycleTest, AnInterruptKeptForACellOnItsWayPrecedesItsExecuteFrame) {
+  ManagerHarness h;
+  h.started();
+  ASSERT_TRUE(h.manager->interrupt(/*for_next_cell=*/true).ok());
+  EXPECT_TRUE(h.transport->written_frames_of_type("interrupt").empty());
+  h.transport->push_frame(o4s::testing::response_frame());
+  ASSERT_TRUE(
+      h.manager->execute("1+1", "system", std::string(o4s::testing::kCellId), nullptr).ok());
+  std::vector<Json> types;
+  for (const Json& frame : h.transport->written_frames()) {
+    if (frame.value("type", "") == "interrupt" || frame.value("type", "") == "execute") {
+      types.push_back(frame);
+    }
+  }
+  ASSERT_EQ(types.size(), 2U);
+  EXPECT_EQ(types[0], (Json{{"type", "interrupt"}, {"seq", 1}}));
+  EXPECT_EQ(types[1]["seq"], 1);
+  // Spent by that cell: the next one runs uninterrupted.
+  h.transport->push_frame(o4s::testing::response_frame());
+  ASSERT_TRUE(
+      h.manager->execute("1+1", "system", std::string(o4s::testing::kCellId), nullptr).ok());
+  EXPECT_EQ(h.transport->written_frames_of_type("interrupt").size(), 1U);
+}
+
+TEST(LifecycleTest, AnIdleInterruptSendsNoFrame) {
+  ManagerHarness h;
+  h.started();
+  ASSERT_TRUE(h.manager->interrupt().ok());
+  h.transport->push_frame(o4s::testing::response_frame());
+  ASSERT_TRUE(
+      h.manager->execute("1+1", "system", std::string(o4s::testing::kCellId), nullptr).ok());
+  EXPECT_TRUE(h.transport->written_frames_of_type("interrupt").empty());
+}
+
 TEST(LifecycleTest, RemoteWithoutAnInterruptPathIsUnsupported) {
   ManagerHarness h;
   h.started();

@@ -273,8 +273,14 @@ TEST(BubblewrapPrepareTest, TheRequestWrapsTheWorkerAndPointsTemporaryFilesInsid
   ASSERT_NE(separator, request.argv.end());
   EXPECT_EQ(std::vector<std::string>(separator + 1, request.argv.end()), spec.request.argv);
   EXPECT_EQ(std::count(request.argv.begin(), request.argv.end(), "--new-session"), 0);
-  EXPECT_EQ(request.pass_fds.size(), 3U)
-      << "the info pipe, the seccomp program and the workspace's descriptor";
+  EXPECT_EQ(request.pass_fds.size(), 6U) << "the info pipe, the seccomp program, the "
+                                            "workspace's descriptor and the sandbox's own "
+                                            "/etc/passwd, /etc/group and /etc/hosts";
+  for (const char* file : {"/etc/passwd", "/etc/group", "/etc/hosts"}) {
+    auto at = std::find(request.argv.begin(), request.argv.end(), file);
+    ASSERT_NE(at, request.argv.end()) << file;
+    EXPECT_EQ(*(at - 2), "--ro-bind-data") << file;
+  }
   auto has_env = [&](const std::string& entry) {
     return std::find(request.env.begin(), request.env.end(), entry) != request.env.end();
   };
