@@ -1,0 +1,118 @@
+"""With the sandbox off nothing a cell starts outlives its kernel: a process
+that leaves the worker's session and process group (setsid, a double fork)
+is still ended at shutdown, and when the worker itself was killed first.
+The enforced sandbox gets the same from its PID namespace; these tests pin
+the direct launcher's containment (docs/sandbox.md)."""
+
+import os
+import signal
+import subprocess
+import textwrap
+import time
+
+import pytest
+
+from openai4s.kernel import Kernel
+from openai4s.kernel.sandbox_status import sandbox_for
+
+from manager_support import pids_with_marker
+
+# Leaves the worker's session twice over: `setsid` (which forks when it
+# leads a group) and a double fork whose grandchild calls setsid() itself.
+ESCAPE = textwrap.dedent(
+    """
+    import os, subprocess
+    subprocess.Popen(["setsid", "sleep", "{marker}"])
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.execvp("sleep", ["sleep", "{marker}"])
+        os._exit(0)
+    os.wait()
+    print("escaped")
+    """
+)
+
+
+def new_marker():
+    # A sleep duration no other test uses, so the probe finds only ours.
+    return f"{time.time_ns() % 10**6 + 2000}.{os.getpid() % 1000}"
+
+
+def wait_until(predicate, what, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def marker():
+    value = new_marker()
+    yield value
+    for pid in pids_with_marker(value):
+        os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def kernel(tmp_path):
+    k = Kernel(cwd=str(tmp_path), sandbox=sandbox_for(str(tmp_path), mode="off"))
+    yield k
+    k.shutdown()
+
+
+def escape(kernel, marker):
+    result = kernel.execute(ESCAPE.format(marker=marker))
+    assert result["error"] is None, result["error"]
+    assert result["stdout"] == "escaped\n"
+    wait_until(lambda: len(pids_with_marker(marker)) >= 2, "both escaped sleeps")
+
+
+def test_escaped_processes_end_at_shutdown(kernel, marker):
+    escape(kernel, marker)
+    kernel.shutdown()
+    wait_until(lambda: not pids_with_marker(marker), "every escaped process to end", 5)
+
+
+def test_escaped_processes_end_when_the_worker_was_killed(kernel, marker):
+    escape(kernel, marker)
+    os.kill(kernel.pid, signal.SIGKILL)
+    kernel.shutdown()
+    wait_until(lambda: not pids_with_marker(marker), "every escaped process to end", 5)
+
+
+def test_escaped_processes_end_at_restart(kernel, marker):
+    escape(kernel, marker)
+    kernel.restart()
+    wait_until(lambda: not pids_with_marker(marker), "every escaped process to end", 5)
+    assert kernel.execute("print(1 + 1)")["stdout"] == "2\n"
+
+
+def test_a_cell_still_waits_for_its_own_children(kernel):
+    # The worker adopts orphans now; its own children's exit codes must
+    # still reach the code that started them.
+    code = textwrap.dedent(
+        """
+        import subprocess
+        print(subprocess.run(["sh", "-c", "sleep 0.2 & exit 3"]).returncode)
+        print(subprocess.run(["sh", "-c", "exit 5"]).returncode)
+        """
+    )
+    result = kernel.execute(code)
+    assert result["error"] is None, result["error"]
+    assert result["stdout"] == "3\n5\n"
+
+
+def test_a_kernel_leaves_unrelated_processes_alone(kernel, marker):
+    # Started by the host, not by a cell: not the kernel's to end.
+    bystander = subprocess.Popen(["sleep", marker], start_new_session=True)
+    try:
+        assert kernel.execute("print('ok')")["stdout"] == "ok\n"
+        kernel.shutdown()
+        time.sleep(0.3)
+        assert bystander.poll() is None
+    finally:
+        bystander.kill()
+        bystander.wait()
