@@ -116,3 +116,28 @@ def test_a_kernel_leaves_unrelated_processes_alone(kernel, marker):
     finally:
         bystander.kill()
         bystander.wait()
+
+
+def host_makes_cgroups():
+    """Root with a writable pids hierarchy (v1) or unified one (v2): where
+    the direct launcher gives each worker a cgroup."""
+    hierarchy = "/sys/fs/cgroup/pids"
+    if not os.path.isdir(hierarchy):
+        hierarchy = "/sys/fs/cgroup"
+    return os.geteuid() == 0 and os.access(hierarchy, os.W_OK)
+
+
+def test_a_scrubbed_escapee_of_a_killed_worker_ends_where_a_cgroup_holds_it(kernel, marker):
+    # No mark and no tree to find it by: only the worker's own cgroup, which
+    # a root host (or a delegated cgroup v2) gives each unsandboxed worker.
+    if not host_makes_cgroups():
+        pytest.skip("this host cannot make a cgroup per worker (not root)")
+    code = ESCAPE.replace(
+        '["setsid", "sleep", "{marker}"]', '["env", "-i", "setsid", "sleep", "{marker}"]'
+    )
+    result = kernel.execute(code.format(marker=marker))
+    assert result["error"] is None, result["error"]
+    wait_until(lambda: len(pids_with_marker(marker)) >= 2, "both escaped sleeps")
+    os.kill(kernel.pid, signal.SIGKILL)
+    kernel.shutdown()
+    wait_until(lambda: not pids_with_marker(marker), "every escaped process to end", 5)

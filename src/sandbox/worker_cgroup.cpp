@@ -1,0 +1,86 @@
+#include "sandbox/worker_cgroup.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <thread>
+
+#include "base/file_io.h"
+#include "base/unique_fd.h"
+#include "sandbox/sandbox_cgroup.h"
+
+namespace o4s::sandbox {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// SIGKILLed processes leave cgroup.procs once they have released their
+// memory; this bounds the wait for that.
+constexpr auto kKillSettle = 2s;
+
+Status write_text(const std::string& path, const std::string& text) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd) return system_error("open " + path, errno);
+  ssize_t n = ::write(fd.get(), text.data(), text.size());
+  if (n < 0) return system_error("write " + path, errno);
+  return {};
+}
+
+bool lists_a_process(const Result<std::string>& procs) {
+  return procs && procs.value().find_first_of("0123456789") != std::string::npos;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<WorkerCgroup>> WorkerCgroup::create() {
+  auto mountinfo = read_file("/proc/self/mountinfo");
+  if (!mountinfo) return std::move(mountinfo).error();
+  auto own = read_file("/proc/self/cgroup");
+  if (!own) return std::move(own).error();
+  // Any hierarchy would do (no controller is used); the pids one, v1 or
+  // v2, is where the sandbox's envelopes go too.
+  auto base = locate_controller(*mountinfo, *own, "pids");
+  if (!base) return std::move(base).error();
+  std::string directory = base->directory + "/" + SandboxCgroup::next_name();
+  if (::mkdir(directory.c_str(), 0755) != 0) return system_error("mkdir " + directory, errno);
+  return std::unique_ptr<WorkerCgroup>(new WorkerCgroup(std::move(directory), base->version));
+}
+
+WorkerCgroup::~WorkerCgroup() {
+  kill_all();
+  ::rmdir(directory_.c_str());
+}
+
+Status WorkerCgroup::attach(pid_t pid) const {
+  return write_text(directory_ + "/cgroup.procs", std::to_string(pid));
+}
+
+void WorkerCgroup::kill_all() const {
+  const std::string procs = directory_ + "/cgroup.procs";
+  // cgroup v2 (Linux 5.14) kills the whole cgroup at once, forks in flight
+  // included; it only sends the signals, so the wait below stays.
+  const bool at_once = version_ == 2 && write_text(directory_ + "/cgroup.kill", "1").ok();
+  const auto deadline = std::chrono::steady_clock::now() + kKillSettle;
+  for (auto listed = read_file(procs); lists_a_process(listed); listed = read_file(procs)) {
+    if (std::chrono::steady_clock::now() >= deadline) return;
+    // v1: kill what is listed until nothing is. A listed process that exits
+    // and whose pid is reused between the read and the kill is the risk; the
+    // pids are this cgroup's own and the window is microseconds.
+    if (!at_once) {
+      std::size_t at = 0;
+      while ((at = listed->find_first_of("0123456789", at)) != std::string::npos) {
+        std::size_t end = listed->find('\n', at);
+        ::kill(static_cast<pid_t>(std::stol(listed->substr(at, end - at))), SIGKILL);
+        at = end == std::string::npos ? listed->size() : end;
+      }
+    }
+    std::this_thread::sleep_for(at_once ? 2ms : 5ms);
+  }
+}
+
+}  // namespace o4s::sandbox
