@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <thread>
@@ -31,6 +32,13 @@ Status write_text(const std::string& path, const std::string& text) {
   return {};
 }
 
+// openai4s-<host pid>-w<sequence>: the sandbox envelopes' pattern (so a
+// later host removes it if this one died first), told apart by the "w".
+std::string next_name() {
+  static std::atomic<unsigned> sequence{0};
+  return "openai4s-" + std::to_string(::getpid()) + "-w" + std::to_string(sequence.fetch_add(1));
+}
+
 bool lists_a_process(const Result<std::string>& procs) {
   return procs && procs.value().find_first_of("0123456789") != std::string::npos;
 }
@@ -46,7 +54,7 @@ Result<std::unique_ptr<WorkerCgroup>> WorkerCgroup::create() {
   // v2, is where the sandbox's envelopes go too.
   auto base = locate_controller(*mountinfo, *own, "pids");
   if (!base) return std::move(base).error();
-  std::string directory = base->directory + "/" + SandboxCgroup::next_name();
+  std::string directory = base->directory + "/" + next_name();
   if (::mkdir(directory.c_str(), 0755) != 0) return system_error("mkdir " + directory, errno);
   return std::unique_ptr<WorkerCgroup>(new WorkerCgroup(std::move(directory), base->version));
 }

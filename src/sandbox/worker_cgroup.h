@@ -19,7 +19,7 @@ class WorkerCgroup {
  public:
   // Makes the cgroup beside this process's own, in the pids hierarchy (v1)
   // or the unified one (v2), named as the sandbox's envelopes are (so a
-  // later host sweeps it if this one dies without removing it).
+  // later host removes it, emptied, if this one died without doing so).
   static Result<std::unique_ptr<WorkerCgroup>> create();
   WorkerCgroup(const WorkerCgroup&) = delete;
   WorkerCgroup& operator=(const WorkerCgroup&) = delete;
