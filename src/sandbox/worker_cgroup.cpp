@@ -1,5 +1,6 @@
 #include "sandbox/worker_cgroup.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -8,7 +9,9 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "base/file_io.h"
 #include "base/unique_fd.h"
@@ -39,6 +42,18 @@ std::string next_name() {
   return "openai4s-" + std::to_string(::getpid()) + "-w" + std::to_string(sequence.fetch_add(1));
 }
 
+// "openai4s-<pid>-w<n>" whose host <pid> is gone: a host that died without
+// shutting its kernels down left what its workers started in there.
+bool left_by_a_dead_host(const std::string& name) {
+  static constexpr std::string_view kPrefix = "openai4s-";
+  if (!name.starts_with(kPrefix)) return false;
+  std::size_t dash = name.find("-w", kPrefix.size());
+  if (dash == std::string::npos || dash == kPrefix.size()) return false;
+  std::string owner = name.substr(kPrefix.size(), dash - kPrefix.size());
+  if (owner.find_first_not_of("0123456789") != std::string::npos) return false;
+  return ::kill(static_cast<pid_t>(std::stol(owner)), 0) != 0 && errno == ESRCH;
+}
+
 bool lists_a_process(const Result<std::string>& procs) {
   return procs && procs.value().find_first_of("0123456789") != std::string::npos;
 }
@@ -54,9 +69,22 @@ Result<std::unique_ptr<WorkerCgroup>> WorkerCgroup::create() {
   // v2, is where the sandbox's envelopes go too.
   auto base = locate_controller(*mountinfo, *own, "pids");
   if (!base) return std::move(base).error();
+  sweep_dead_hosts(base->directory, base->version);
   std::string directory = base->directory + "/" + next_name();
   if (::mkdir(directory.c_str(), 0755) != 0) return system_error("mkdir " + directory, errno);
   return std::unique_ptr<WorkerCgroup>(new WorkerCgroup(std::move(directory), base->version));
+}
+
+void WorkerCgroup::sweep_dead_hosts(const std::string& base, int version) {
+  std::vector<std::string> stale;
+  if (DIR* dir = ::opendir(base.c_str())) {
+    while (dirent* entry = ::readdir(dir)) {
+      if (left_by_a_dead_host(entry->d_name)) stale.emplace_back(entry->d_name);
+    }
+    ::closedir(dir);
+  }
+  // Each one's destructor kills what is inside and removes it.
+  for (const auto& name : stale) WorkerCgroup(base + "/" + name, version);
 }
 
 WorkerCgroup::~WorkerCgroup() {

@@ -18,8 +18,9 @@ namespace o4s::sandbox {
 class WorkerCgroup {
  public:
   // Makes the cgroup beside this process's own, in the pids hierarchy (v1)
-  // or the unified one (v2), named as the sandbox's envelopes are (so a
-  // later host removes it, emptied, if this one died without doing so).
+  // or the unified one (v2), named as the sandbox's envelopes are. First
+  // empties and removes those a host that has died left there: what its
+  // workers started when it died without shutting them down.
   static Result<std::unique_ptr<WorkerCgroup>> create();
   WorkerCgroup(const WorkerCgroup&) = delete;
   WorkerCgroup& operator=(const WorkerCgroup&) = delete;
@@ -34,6 +35,7 @@ class WorkerCgroup {
   const std::string& directory() const { return directory_; }
 
  private:
+  static void sweep_dead_hosts(const std::string& base, int version);
   explicit WorkerCgroup(std::string directory, int version)
       : directory_(std::move(directory)), version_(version) {}
   std::string directory_;

@@ -7,6 +7,7 @@ the direct launcher's containment (docs/sandbox.md)."""
 import os
 import signal
 import subprocess
+import sys
 import textwrap
 import time
 
@@ -140,4 +141,42 @@ def test_a_scrubbed_escapee_of_a_killed_worker_ends_where_a_cgroup_holds_it(kern
     wait_until(lambda: len(pids_with_marker(marker)) >= 2, "both escaped sleeps")
     os.kill(kernel.pid, signal.SIGKILL)
     kernel.shutdown()
+    wait_until(lambda: not pids_with_marker(marker), "every escaped process to end", 5)
+
+
+DYING_HOST = textwrap.dedent(
+    """
+    import sys
+    from openai4s.kernel import Kernel
+    from openai4s.kernel.sandbox_status import sandbox_for
+    k = Kernel(cwd=sys.argv[1], sandbox=sandbox_for(sys.argv[1], mode="off"))
+    print(k.execute(sys.argv[2])["stdout"], flush=True)
+    sys.stdin.read()
+    """
+)
+
+
+def test_what_a_dead_host_left_ends_when_the_next_worker_starts(tmp_path, marker):
+    # The host is SIGKILLed with its kernel up: nothing shuts the worker
+    # down. The next unsandboxed worker on this machine ends its leftovers.
+    if not host_makes_cgroups():
+        pytest.skip("this host cannot make a cgroup per worker (not root)")
+    code = ESCAPE.replace(
+        '["setsid", "sleep", "{marker}"]', '["env", "-i", "setsid", "sleep", "{marker}"]'
+    )
+    host = subprocess.Popen(
+        [sys.executable, "-c", DYING_HOST, str(tmp_path), code.format(marker=marker)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert host.stdout.readline() == "escaped\n"
+        wait_until(lambda: len(pids_with_marker(marker)) >= 2, "both escaped sleeps")
+    finally:
+        host.kill()
+        host.wait()
+    time.sleep(0.3)
+    assert pids_with_marker(marker), "the escapees outlived their host (what this test ends)"
+    Kernel(cwd=str(tmp_path), sandbox=sandbox_for(str(tmp_path), mode="off")).shutdown()
     wait_until(lambda: not pids_with_marker(marker), "every escaped process to end", 5)
