@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -54,8 +55,20 @@ bool left_by_a_dead_host(const std::string& name) {
   return ::kill(static_cast<pid_t>(std::stol(owner)), 0) != 0 && errno == ESRCH;
 }
 
-bool lists_a_process(const Result<std::string>& procs) {
-  return procs && procs.value().find_first_of("0123456789") != std::string::npos;
+// The processes a cgroup.procs listing names. A process of another PID
+// namespace reads as 0 on cgroup v2, and kill(0) would hit our own group:
+// only positive pids count.
+std::vector<pid_t> listed_pids(const std::string& path) {
+  std::vector<pid_t> pids;
+  auto listed = read_file(path);
+  if (!listed) return pids;
+  const char* at = listed.value().c_str();
+  char* end = nullptr;
+  for (long pid = std::strtol(at, &end, 10); end != at; pid = std::strtol(at, &end, 10)) {
+    if (pid > 0) pids.push_back(static_cast<pid_t>(pid));
+    at = end;
+  }
+  return pids;
 }
 
 }  // namespace
@@ -72,7 +85,8 @@ Result<std::unique_ptr<WorkerCgroup>> WorkerCgroup::create() {
   sweep_dead_hosts(base->directory, base->version);
   std::string directory = base->directory + "/" + next_name();
   if (::mkdir(directory.c_str(), 0755) != 0) return system_error("mkdir " + directory, errno);
-  return std::unique_ptr<WorkerCgroup>(new WorkerCgroup(std::move(directory), base->version));
+  return std::unique_ptr<WorkerCgroup>(
+      new WorkerCgroup(std::move(directory), base->version, /*kill_at_once=*/true));
 }
 
 void WorkerCgroup::sweep_dead_hosts(const std::string& base, int version) {
@@ -83,8 +97,13 @@ void WorkerCgroup::sweep_dead_hosts(const std::string& base, int version) {
     }
     ::closedir(dir);
   }
-  // Each one's destructor kills what is inside and removes it.
-  for (const auto& name : stale) WorkerCgroup(base + "/" + name, version);
+  // Only the processes this PID namespace sees, one by one: a host in
+  // another namespace is not dead because kill(2) cannot find it here, and
+  // its processes read as pid 0 (v2) or are not listed (v1). cgroup.kill
+  // would reach them too. A removal fails while any is left.
+  for (const auto& name : stale) {
+    WorkerCgroup left(base + "/" + name, version, /*kill_at_once=*/false);
+  }
 }
 
 WorkerCgroup::~WorkerCgroup() {
@@ -100,20 +119,16 @@ void WorkerCgroup::kill_all() const {
   const std::string procs = directory_ + "/cgroup.procs";
   // cgroup v2 (Linux 5.14) kills the whole cgroup at once, forks in flight
   // included; it only sends the signals, so the wait below stays.
-  const bool at_once = version_ == 2 && write_text(directory_ + "/cgroup.kill", "1").ok();
+  const bool at_once =
+      kill_at_once_ && version_ == 2 && write_text(directory_ + "/cgroup.kill", "1").ok();
   const auto deadline = std::chrono::steady_clock::now() + kKillSettle;
-  for (auto listed = read_file(procs); lists_a_process(listed); listed = read_file(procs)) {
+  for (auto listed = listed_pids(procs); !listed.empty(); listed = listed_pids(procs)) {
     if (std::chrono::steady_clock::now() >= deadline) return;
     // v1: kill what is listed until nothing is. A listed process that exits
     // and whose pid is reused between the read and the kill is the risk; the
     // pids are this cgroup's own and the window is microseconds.
     if (!at_once) {
-      std::size_t at = 0;
-      while ((at = listed->find_first_of("0123456789", at)) != std::string::npos) {
-        std::size_t end = listed->find('\n', at);
-        ::kill(static_cast<pid_t>(std::stol(listed->substr(at, end - at))), SIGKILL);
-        at = end == std::string::npos ? listed->size() : end;
-      }
+      for (pid_t pid : listed) ::kill(pid, SIGKILL);
     }
     std::this_thread::sleep_for(at_once ? 2ms : 5ms);
   }

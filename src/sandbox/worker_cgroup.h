@@ -36,10 +36,11 @@ class WorkerCgroup {
 
  private:
   static void sweep_dead_hosts(const std::string& base, int version);
-  explicit WorkerCgroup(std::string directory, int version)
-      : directory_(std::move(directory)), version_(version) {}
+  WorkerCgroup(std::string directory, int version, bool kill_at_once)
+      : directory_(std::move(directory)), version_(version), kill_at_once_(kill_at_once) {}
   std::string directory_;
   int version_;
+  bool kill_at_once_;  // cgroup.kill where v2 has it
 };
 
 }  // namespace o4s::sandbox
