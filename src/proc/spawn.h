@@ -41,7 +41,7 @@ struct SpawnRequest {
   // The child becomes a child subreaper (PR_SET_CHILD_SUBREAPER, kept across
   // exec, Linux 3.4): what it starts and then orphans re-parents to it, not
   // to init, so the host can still find it below the child (descendants.h).
-  // Also set through clone_exec.
+  // A request with it starts through clone_exec, as one with limits does.
   bool subreaper = false;
   // An entry of `env` unique to this child ("NAME=value"), which everything
   // it starts inherits: what is left of the child's processes once it has
