@@ -18,6 +18,7 @@ Result<std::unique_ptr<PipeTransport>> PipeTransport::start(const proc::SpawnReq
   auto spawned = proc::ProcessSupervisor::instance().spawn(request, proto::kStderrTailBytes);
   if (!spawned) return std::move(spawned).error();
   auto child = std::make_unique<proc::ChildProcess>(spawned->pid, std::move(spawned->pidfd));
+  child->set_descendant_mark(request.descendant_mark);
   return std::unique_ptr<PipeTransport>(
       new PipeTransport(std::move(child), std::move(spawned->stdin_write),
                         std::move(spawned->stdout_read), std::move(spawned->stderr_tail)));
@@ -102,6 +103,9 @@ void PipeTransport::offer_shutdown_frame() {
 
 Status PipeTransport::close(bool graceful) {
   if (graceful && alive()) {
+    // What the cells started goes first, while the worker still holds it:
+    // a worker that exits hands its orphans to init.
+    child_->end_descendants();
     offer_shutdown_frame();
     if (!child_->wait_exit(milliseconds(3000))) {
       // A worker busy in a cell never reads the shutdown frame; its SIGINT

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "base/file_io.h"
+#include "proc/descendants.h"
 #include "proc/signals.h"
 
 namespace o4s::proc {
@@ -56,6 +57,9 @@ std::optional<int> ChildProcess::reap(bool block) {
   } else {
     returncode_ = 0;  // reaped elsewhere (a SIGCHLD=SIG_IGN host); nothing to wait for
   }
+  // What the child orphaned as it died went up to init, out of its tree
+  // and group (a setsid'd daemon): the mark still finds it.
+  kill_marked(descendant_mark_, milliseconds(2000));
   return returncode_;
 }
 
@@ -131,6 +135,12 @@ void ChildProcess::kill_group(milliseconds confirm) {
   // Once the leader is reaped its group id may be recycled; only then do we
   // fall back to signalling nothing but what we can still prove is ours.
   if (!leader_reaped) {
+    // Descendants first: a leader killed first would hand its orphans to
+    // init. Stopped, it cannot start new ones while its tree is walked.
+    if (!descendant_mark_.empty() && !exited()) {
+      (void)send_signal_via_pidfd(pidfd_.get(), SIGSTOP);
+      end_descendants(confirm);
+    }
     if (::killpg(pgid(), SIGKILL) != 0) {
       (void)send_signal_via_pidfd(pidfd_.get(), SIGKILL);
     }
@@ -143,6 +153,11 @@ void ChildProcess::kill_group(milliseconds confirm) {
     std::this_thread::sleep_for(milliseconds(50));
   }
   poll();
+}
+
+void ChildProcess::end_descendants(milliseconds budget) {
+  if (descendant_mark_.empty() || exited()) return;
+  kill_descendants(pid_, budget);
 }
 
 }  // namespace o4s::proc

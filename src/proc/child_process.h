@@ -8,6 +8,7 @@
 #include <chrono>
 #include <mutex>
 #include <optional>
+#include <string>
 
 #include "base/result.h"
 #include "base/unique_fd.h"
@@ -44,6 +45,16 @@ class ChildProcess {
   // rung and a grace would add seconds to every hard recovery.
   void kill_group(std::chrono::milliseconds confirm = std::chrono::milliseconds(2000));
 
+  // The child's SpawnRequest::descendant_mark; set before the child runs
+  // anything of the caller's. Reaping then also ends whatever still carries
+  // the mark (processes a dead child orphaned), and kill_group() and
+  // end_descendants() end the child's tree first.
+  void set_descendant_mark(std::string mark) { descendant_mark_ = std::move(mark); }
+  // Kills everything below the child (a subreaper: also what it orphaned),
+  // leaving the child itself running. No-op without a mark, or once the
+  // child has exited (its orphans left the tree then: reaping finds them).
+  void end_descendants(std::chrono::milliseconds budget = std::chrono::milliseconds(2000));
+
  private:
   std::optional<int> reap(bool block);
   bool group_alive() const;
@@ -52,6 +63,7 @@ class ChildProcess {
   UniqueFd pidfd_;
   std::mutex mutex_;
   std::optional<int> returncode_;
+  std::string descendant_mark_;
 };
 
 }  // namespace o4s::proc

@@ -159,6 +159,10 @@ int child_main(void* arg) {
   const ChildPlan& plan = *shared->plan;
   reset_signal_dispositions(plan.default_signals);
   call_or_fail(shared, "setsid", SYS_setsid);
+  if (plan.subreaper) {
+    call_or_fail(shared, "prctl(PR_SET_CHILD_SUBREAPER)", SYS_prctl, PR_SET_CHILD_SUBREAPER, 1L, 0L,
+                 0L, 0L);
+  }
   for (const auto& [from, to] : plan.dups) {
     if (from == to) {
       long flags = ::syscall(SYS_fcntl, from, F_GETFD);

@@ -41,6 +41,7 @@ struct ChildPlan {
   sigset_t default_signals{};  // set to SIG_DFL even when ignored
   std::vector<ChildLimit> limits;
   const ChildCredentials* credentials = nullptr;
+  bool subreaper = false;  // PR_SET_CHILD_SUBREAPER, which exec keeps
 };
 
 // Starts the child in a new session with an empty signal mask; returns its

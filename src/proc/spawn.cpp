@@ -136,7 +136,8 @@ Result<ExecImage> exec_image(const SpawnRequest& request) {
   return image;
 }
 
-// Limits or credentials: our own clone, which sets them in the child.
+// Limits, credentials or a subreaper: our own clone, which sets them in the
+// child.
 Result<pid_t> start_cloned(const ExecImage& image, DescriptorPlan fds,
                            const SpawnRequest& request) {
   ChildPlan plan;
@@ -150,6 +151,7 @@ Result<pid_t> start_cloned(const ExecImage& image, DescriptorPlan fds,
   plan.default_signals = image.default_signals;
   plan.limits = request.limits;
   plan.credentials = request.credentials ? &*request.credentials : nullptr;
+  plan.subreaper = request.subreaper;
   return clone_exec(plan);
 }
 
@@ -204,7 +206,7 @@ Result<SpawnedPipes> spawn_with_pipes(const SpawnRequest& request) {
       plan_descriptors(in->read.get(), out->write.get(), err->write.get(), request.pass_fds);
   auto image = exec_image(request);
   if (!image) return std::move(image).error();
-  auto started = !request.limits.empty() || request.credentials
+  auto started = !request.limits.empty() || request.credentials || request.subreaper
                      ? start_cloned(*image, std::move(fds), request)
                      : start_spawned(*image, fds, request);
   if (!started) return std::move(started).error();

@@ -38,6 +38,15 @@ struct SpawnRequest {
   // without exec'ing a helper (setpriv, prlimit) first.
   std::vector<ChildLimit> limits;
   std::optional<ChildCredentials> credentials;
+  // The child becomes a child subreaper (PR_SET_CHILD_SUBREAPER, kept across
+  // exec, Linux 3.4): what it starts and then orphans re-parents to it, not
+  // to init, so the host can still find it below the child (descendants.h).
+  // A request with it starts through clone_exec, as one with limits does.
+  bool subreaper = false;
+  // An entry of `env` unique to this child ("NAME=value"), which everything
+  // it starts inherits: what is left of the child's processes once it has
+  // died (descendants.h). Empty: none. The spawn itself ignores it.
+  std::string descendant_mark;
 };
 
 struct SpawnedPipes {

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -85,11 +86,28 @@ class Launcher {
   virtual std::optional<std::uint64_t> oom_kills() const { return std::nullopt; }
 };
 
-// No sandbox: the request runs as given.
+class WorkerCgroup;
+
+// No sandbox: the request runs as given, but contained (docs/sandbox.md):
+// the worker is a subreaper with a mark (proc/descendants.h), and where
+// this process may make cgroups, each worker gets one of its own, which
+// the next launch (for a worker that has exited) or retire() empties.
 class DirectLauncher final : public Launcher {
  public:
+  DirectLauncher();
+  ~DirectLauncher() override;
   std::string_view backend() const override { return "none"; }
   Result<std::unique_ptr<PreparedLaunch>> prepare(const LaunchSpec& spec) override;
+  void retire() override;
+  // Puts a just-launched worker in a cgroup of its own, where one can be
+  // made (before the worker runs anything of a cell). Best effort.
+  void contain(pid_t pid);
+
+ private:
+  struct Contained;
+  void end_exited_workers();
+  std::mutex mutex_;
+  std::vector<Contained> contained_;  // guarded by mutex_
 };
 
 }  // namespace o4s::sandbox

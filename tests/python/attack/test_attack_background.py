@@ -86,23 +86,7 @@ ESCAPE = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize(
-    "mode",
-    [
-        pytest.param(
-            "off",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="with the sandbox off nothing contains a process that calls setsid(): "
-                "a job's escapees survive shutdown, as a cell's own do (no PID namespace, no "
-                "cgroup to end them); the enforced sandbox ends them with its PID namespace. "
-                "A fix for both would put each kernel's workers in a cgroup of their own (or "
-                "make the host a child subreaper) and end it at shutdown",
-            ),
-        ),
-        "enforce",
-    ],
-)
+@pytest.mark.parametrize("mode", ["off", "enforce"])
 def test_a_job_that_leaves_its_session_leaves_no_process_at_shutdown(
     dispatcher, workspace, mode, sandbox_unavailable_reason
 ):
