@@ -346,8 +346,21 @@ def main():
     try:
         session.serve()
     except BrokenPipeError:
+        _end_descendants()
         return 0
     return _leave()
+
+
+def _end_descendants():
+    """What the Cells started ends with the worker, also when the host is
+    gone and never walked the tree (the worker read end of input): with the
+    sandbox off nothing else would (runtime/descendants.py)."""
+    try:
+        from openai4s.kernel.runtime import descendants
+
+        descendants.end_all()
+    except Exception:
+        pass
 
 
 def _start_native_output():
@@ -389,6 +402,7 @@ def _cell_threads_may_hold_the_exit():
 
 
 def _leave():
+    _end_descendants()
     # A Cell's non-daemon thread would keep a shut-down worker alive until the
     # host's kill ladder; the protocol is finished, so leave now.
     if _cell_threads_may_hold_the_exit():

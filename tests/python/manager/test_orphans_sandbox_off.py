@@ -150,29 +150,51 @@ DYING_HOST = textwrap.dedent(
     from openai4s.kernel import Kernel
     from openai4s.kernel.sandbox_status import sandbox_for
     k = Kernel(cwd=sys.argv[1], sandbox=sandbox_for(sys.argv[1], mode="off"))
+    print(k.pid, flush=True)
     print(k.execute(sys.argv[2])["stdout"], flush=True)
     sys.stdin.read()
     """
 )
 
 
-def test_what_a_dead_host_left_ends_when_the_next_worker_starts(tmp_path, marker):
-    # The host is SIGKILLed with its kernel up: nothing shuts the worker
-    # down. The next unsandboxed worker on this machine ends its leftovers.
-    if not host_makes_cgroups():
-        pytest.skip("this host cannot make a cgroup per worker (not root)")
-    code = ESCAPE.replace(
-        '["setsid", "sleep", "{marker}"]', '["env", "-i", "setsid", "sleep", "{marker}"]'
-    )
+SCRUBBED_ESCAPE = ESCAPE.replace(
+    '["setsid", "sleep", "{marker}"]', '["env", "-i", "setsid", "sleep", "{marker}"]'
+)
+
+
+def start_dying_host(tmp_path, marker):
+    """A host process with one unsandboxed kernel whose cell escaped; returns
+    it and its worker's pid."""
     host = subprocess.Popen(
-        [sys.executable, "-c", DYING_HOST, str(tmp_path), code.format(marker=marker)],
+        [sys.executable, "-c", DYING_HOST, str(tmp_path), SCRUBBED_ESCAPE.format(marker=marker)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
+    worker = int(host.stdout.readline())
+    assert host.stdout.readline() == "escaped\n"
+    wait_until(lambda: len(pids_with_marker(marker)) >= 2, "both escaped sleeps")
+    return host, worker
+
+
+def test_what_a_killed_host_left_ends_with_its_worker(tmp_path, marker):
+    # The host is SIGKILLed with its kernel up: nothing shuts the worker
+    # down, and no host walks its tree. The worker reads end of input and
+    # ends what is below it before it leaves (no mark needed, no root).
+    host, _ = start_dying_host(tmp_path, marker)
+    host.kill()
+    host.wait()
+    wait_until(lambda: not pids_with_marker(marker), "every escaped process to end", 10)
+
+
+def test_what_a_dead_host_left_ends_when_the_next_worker_starts(tmp_path, marker):
+    # The host and its worker are SIGKILLed with the kernel up: nobody ends
+    # anything. The next unsandboxed worker on this machine ends the leftovers.
+    if not host_makes_cgroups():
+        pytest.skip("this host cannot make a cgroup per worker (not root)")
+    host, worker = start_dying_host(tmp_path, marker)
     try:
-        assert host.stdout.readline() == "escaped\n"
-        wait_until(lambda: len(pids_with_marker(marker)) >= 2, "both escaped sleeps")
+        os.kill(worker, signal.SIGKILL)
     finally:
         host.kill()
         host.wait()
