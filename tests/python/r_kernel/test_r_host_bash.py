@@ -5,12 +5,19 @@ fields. Real Rscript and Python workers, a real dispatcher on a real
 SQLite store."""
 
 import json
+import os
+import sys
+import time
+import uuid
 
 import pytest
 
 from openai4s.config import Config, LLMConfig
 from openai4s.host_dispatch import build_dispatcher
 from openai4s.kernel import Kernel
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "sandbox"))
+from sandbox_support import pids_with_marker  # noqa: E402  (the sandbox tests' helper)
 
 
 @pytest.fixture
@@ -134,3 +141,21 @@ def test_the_result_has_the_python_results_fields(start_r, dispatcher, workspace
     assert r_fields == py_fields
     assert r_fields["stdout_seen_chars"] == 40000 and r_fields["stdout_retained_chars"] == 30000
     assert r_fields["stdout_truncated"] is True and r_fields["stderr_seen_chars"] == 2
+
+
+def test_a_command_past_its_timeout_is_stopped_with_what_it_started(start_r, dispatcher):
+    allow_bash(dispatcher)
+    k = start_r(dispatcher=dispatcher)
+    marker = f"o4s-r-timeout-{uuid.uuid4().hex[:12]}"
+    late = r_error(
+        k,
+        f"host$bash('(exec -a {marker}-child sleep 60) & exec -a {marker} sleep 60', timeout = 1)",
+    )
+    assert late == "bash: timed out after 1s"
+    deadline = time.monotonic() + 10
+    while pids_with_marker(marker) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert pids_with_marker(marker) == []
+    assert dispatcher.store._conn.execute(
+        "SELECT ok, outcome FROM host_call_log WHERE method = 'bash'"
+    ).fetchall() == [(0, "timed_out")]

@@ -38,7 +38,7 @@ W$bash_precheck <- function(command) {
   writeBin(charToRaw(enc2utf8(command)), input)
   script <- file.path(W$runtime_dir, "r_bash_precheck.py")
   reason <- suppressWarnings(tryCatch(
-    system2(python, c("-E", "-s", shQuote(script)), stdout = TRUE, stderr = FALSE, stdin = input),
+    system2(python, c("-I", "-S", shQuote(script)), stdout = TRUE, stderr = FALSE, stdin = input),
     error = function(e) NULL
   ))
   if (!is.null(attr(reason, "status")) || !length(reason)) {
@@ -52,7 +52,7 @@ W$bash_validate <- function(command, timeout) {
   if (!is.character(command) || length(command) != 1L || is.na(command) || !nzchar(trimws(command))) {
     W$host_fail("bash: empty command")
   }
-  if (is.null(timeout) || identical(as.numeric(timeout), 0)) timeout <- 120
+  if (is.null(timeout) || (is.numeric(timeout) && identical(as.numeric(timeout), 0))) timeout <- 120
   if (!is.numeric(timeout) || length(timeout) != 1L || is.na(timeout)) {
     W$host_fail("bash: timeout must be a number")
   }

@@ -1,9 +1,10 @@
-"""The R worker's ``host$bash`` precheck (r_host.R): the Python SDK's own
+"""The R worker's ``host$bash`` precheck (r_bash.R): the Python SDK's own
 static precheck (``openai4s.sdk.precheck``), run before any host call, as
 ``host.bash`` runs it in a Python worker. The command is read from stdin;
 the reason it is blocked, if any, is written to stdout (nothing: it passes).
 
-Run by path with ``python3 -E -s``: the package root is found from this
+Run by path with ``python3 -I -S`` (isolated, no site: it needs only the
+standard library and this package): the package root is found from this
 file, not from the environment a cell may have changed.
 """
 
