@@ -95,7 +95,7 @@ local(envir = new.env(parent = baseenv()), {
       return(NULL)
     }
     last <- S$in_chunks[[n]]
-    newline <- match(as.raw(10L), last)
+    newline <- which(last == as.raw(10L))[1L] # not match(): it hashes the whole chunk
     if (is.na(newline)) {
       return(NULL)
     }
