@@ -128,8 +128,8 @@ def test_bash_is_authorized_by_the_host_and_run_by_the_worker(start_r, dispatche
     k = start_r(dispatcher=dispatcher)
     refused = r_error(k, "host$bash('echo hi > made.txt')")
     assert refused == (
-        "host$bash was refused (approval required but no interactive channel is attached): "
-        "echo hi > made.txt"
+        "host$bash needs approval and nobody can be asked here (unattended): echo hi > made.txt"
+        " -- allow it with OPENAI4S_UNATTENDED_APPROVAL=allow or a standing allow rule"
     )
     assert not (workspace / "made.txt").exists()
     dispatcher.store.set_permission_rule(

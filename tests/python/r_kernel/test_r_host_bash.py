@@ -159,3 +159,18 @@ def test_a_command_past_its_timeout_is_stopped_with_what_it_started(start_r, dis
     assert dispatcher.store._conn.execute(
         "SELECT ok, outcome FROM host_call_log WHERE method = 'bash'"
     ).fetchall() == [(0, "timed_out")]
+
+
+def test_a_refusal_says_what_pythons_says(start_r, dispatcher, workspace):
+    dispatcher.approver = lambda request: "deny"
+    # Spread over lines, with an escape sequence that must not reach a terminal.
+    command = "echo  one\n  echo \x1b[2Jtwo"
+    k = start_r(dispatcher=dispatcher)
+    r_text = r_error(k, 'host$bash("echo  one\\n  echo \\033[2Jtwo")')
+    with Kernel(dispatcher=dispatcher, cwd=workspace) as py:
+        shown = py.execute(
+            f"try:\n    host.bash({command!r})\nexcept PermissionError as e:\n    print(e)"
+        )
+    assert shown["error"] is None, shown
+    assert r_text == shown["stdout"].strip().replace("host.bash", "host$bash")
+    assert r_text == "host$bash was denied by the user: echo one echo \\x1b[2Jtwo"

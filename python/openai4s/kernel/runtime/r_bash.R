@@ -182,14 +182,48 @@ W$bash_spend <- function(token) {
   S$bash_tokens <- utils::tail(c(S$bash_tokens, token), W$bash_replay_window)
 }
 
+# The host gate's refusal texts (permission_gate.cpp), and what the cell
+# is told for each: who refused, and for an unattended run how to allow it
+# (sdk/bash.py's _REFUSALS, in R's spelling).
+W$bash_refusals <- c(
+  "denied by user" = "host$bash was denied by the user: %s",
+  "approval required but no interactive channel is attached" = paste0(
+    "host$bash needs approval and nobody can be asked here (unattended): %s",
+    " -- allow it with OPENAI4S_UNATTENDED_APPROVAL=allow or a standing allow rule"
+  ),
+  "approval required but this client cannot show approval prompts" = paste0(
+    "host$bash needs approval and this client cannot show approval prompts",
+    " (it declared no MCP elicitation): %s -- use a client that supports",
+    " elicitation, or add a standing allow rule"
+  ),
+  "blocked by a standing 'deny' permission rule" = "host$bash is refused by a standing 'deny' permission rule: %s"
+)
+
+# The command as a refusal quotes it: one line, control characters as
+# escapes (an ESC sequence must not repaint the terminal), 200 characters.
+W$bash_shown <- function(command) {
+  shown <- paste(strsplit(trimws(command), "[[:space:]]+")[[1L]], collapse = " ")
+  chars <- strsplit(shown, "", fixed = TRUE)[[1L]]
+  controls <- grepl("[[:cntrl:]]", chars)
+  codes <- vapply(chars[controls], utf8ToInt, 0L)
+  chars[controls] <- ifelse(codes < 256L, sprintf("\\x%02x", codes), sprintf("\\u%04x", codes))
+  shown <- paste(chars, collapse = "")
+  if (nchar(shown) > 200L) shown <- paste0(substr(shown, 1L, 199L), "\u2026")
+  shown
+}
+
 # A permission refusal is a decision, said in one line the user can act on
 # (sdk/bash.py's _refusal); anything else says the command did not run.
 W$bash_refused <- function(message, command) {
   why <- sub("^host\\.authorize_bash error: ", "", message)
-  shown <- gsub("[[:cntrl:]]", " ", command)
-  if (nchar(shown) > 200L) shown <- paste0(substr(shown, 1L, 199L), "\u2026")
   if (startsWith(why, "Permission denied: ")) {
-    W$host_fail(sprintf("host$bash was refused (%s): %s", sub("^Permission denied: ", "", why), shown))
+    why <- sub("^Permission denied: ", "", why)
+    shown <- W$bash_shown(command)
+    W$host_fail(if (why %in% names(W$bash_refusals)) {
+      sprintf(W$bash_refusals[[why]], shown)
+    } else {
+      sprintf("host$bash was refused (%s): %s", why, shown)
+    })
   }
   W$host_fail(sprintf("bash: host authorization unavailable; command was not executed (%s)", why))
 }
