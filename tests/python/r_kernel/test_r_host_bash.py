@@ -174,3 +174,14 @@ def test_a_refusal_says_what_pythons_says(start_r, dispatcher, workspace):
     assert shown["error"] is None, shown
     assert r_text == shown["stdout"].strip().replace("host.bash", "host$bash")
     assert r_text == "host$bash was denied by the user: echo one echo \\x1b[2Jtwo"
+
+
+def test_a_workdir_is_taken_as_pythons_is(start_r, dispatcher, workspace):
+    allow_bash(dispatcher)
+    k = start_r(dispatcher=dispatcher)
+    run(k, "dir.create('sub')")
+    assert run(k, "cat(host$bash('pwd', workdir = 'sub')$stdout)") == f"{workspace}/sub\n"
+    assert run(k, f"cat(host$bash('pwd', workdir = '{workspace}/sub')$stdout)") == (
+        f"{workspace}/sub\n"
+    )
+    assert r_error(k, "host$bash('pwd', workdir = 'nope')") == "bash: workdir not found: nope"

@@ -66,7 +66,7 @@ W$bash_validate <- function(command, timeout) {
 
 W$bash_domains <- function(command) {
   urls <- regmatches(command, gregexpr("https?://[A-Za-z0-9.-]+", command))[[1L]]
-  hosts <- sub("\\.$", "", tolower(sub("^https?://", "", urls)))
+  hosts <- sub("\\.+$", "", tolower(sub("^https?://", "", urls)))
   sort(unique(hosts[nzchar(hosts)]), method = "radix")
 }
 
@@ -437,11 +437,24 @@ W$bash_diff <- function(before, after) {
 
 # -- host$bash ---------------------------------------------------------------------------
 
+# Python's os.path.join(os.getcwd(), workdir): an absolute workdir is itself.
+W$bash_working_directory <- function(workdir) {
+  target <- if (is.null(workdir)) {
+    getwd()
+  } else if (startsWith(as.character(workdir), "/")) {
+    workdir
+  } else {
+    file.path(getwd(), workdir)
+  }
+  cwd <- normalizePath(target, mustWork = FALSE)
+  if (!dir.exists(cwd)) W$host_fail(sprintf("bash: workdir not found: %s", workdir))
+  cwd
+}
+
 W$host_bash <- function(command, timeout = 120, workdir = NULL) {
   timeout <- W$bash_validate(command, timeout)
   W$bash_check_egress(command)
-  cwd <- normalizePath(if (is.null(workdir)) getwd() else file.path(getwd(), workdir), mustWork = FALSE)
-  if (!dir.exists(cwd)) W$host_fail(sprintf("bash: workdir not found: %s", workdir))
+  cwd <- W$bash_working_directory(workdir)
   binding <- list(
     command = command, command_sha256 = W$bash_sha256(command), cwd = cwd,
     workspace = Sys.getenv("OPENAI4S_WORKSPACE"), generation = W$bash_generation(),
