@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "base/deadline.h"
 #include "base/paths.h"
 #include "base/scope_exit.h"
 #include "host/dispatcher.h"
@@ -29,11 +30,6 @@ using Kind = sandbox::FsOperation::Kind;
 constexpr std::size_t kOutputTailBytes = 64 * 1024;
 constexpr std::size_t kErrorLines = 24;
 constexpr std::uint64_t kInstallTmpBytes = std::uint64_t{1} << 30;
-
-milliseconds left_until(Clock::time_point deadline) {
-  return std::max(milliseconds(0),
-                  std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
-}
 
 // Reads `fd` to its end, keeping the last kOutputTailBytes; false when the
 // deadline came first.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/ascii.h"
+#include "base/deadline.h"
 #include "base/file_io.h"
 #include "base/sha256.h"
 #include "base/unique_fd.h"
@@ -90,17 +91,12 @@ Result<EgressPolicy> source_policy(const HostSettings& settings, bool allow_priv
                             allow_private ? "0.0.0.0/0 ::/0" : settings.egress_allow_private);
 }
 
-std::chrono::milliseconds left_until(Clock::time_point deadline) {
-  return std::max(std::chrono::milliseconds(1),
-                  std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
-}
-
 Status fetch(const EgressPolicy& policy, const std::string& url, std::int64_t max_bytes,
              Clock::time_point deadline, const std::function<bool(std::string_view)>& sink) {
   WebRequest request;
   request.url = url;
   request.max_bytes = max_bytes;
-  request.timeout = left_until(deadline);
+  request.timeout = left_until(deadline, std::chrono::milliseconds(1));
   WebResponse response = web_get(policy, request, sink);
   if (response.failure == WebFailure::kNone) return {};
   return make_error(

@@ -5,13 +5,19 @@ the R worker's protocol pipe, served, gated and audited as Python's are."""
 
 import functools
 import http.server
+import os
+import sys
 import threading
 import time
+import uuid
 
 import pytest
 
 from openai4s.config import Config, LLMConfig
 from openai4s.host_dispatch import build_dispatcher
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "sandbox"))
+from sandbox_support import pids_with_marker  # noqa: E402  (the sandbox tests' helper)
 
 
 @pytest.fixture
@@ -122,8 +128,8 @@ def test_bash_is_authorized_by_the_host_and_run_by_the_worker(start_r, dispatche
     k = start_r(dispatcher=dispatcher)
     refused = r_error(k, "host$bash('echo hi > made.txt')")
     assert refused == (
-        "host$bash was refused (approval required but no interactive channel is attached): "
-        "echo hi > made.txt"
+        "host$bash needs approval and nobody can be asked here (unattended): echo hi > made.txt"
+        " -- allow it with OPENAI4S_UNATTENDED_APPROVAL=allow or a standing allow rule"
     )
     assert not (workspace / "made.txt").exists()
     dispatcher.store.set_permission_rule(
@@ -144,10 +150,10 @@ def test_bash_is_authorized_by_the_host_and_run_by_the_worker(start_r, dispatche
         "cat(identical(a, runif(1)))",
     )
     assert same == "TRUE"
-    # The host's own precheck refuses, allowed or not, before any capability exists.
+    # The SDK's precheck refuses, allowed or not, before any host call
+    # (test_r_host_bash.py has the rest).
     blocked = r_error(k, "host$bash('rm -rf /')")
-    assert blocked.startswith("bash: host authorization unavailable; command was not executed")
-    assert "precheck" in blocked
+    assert blocked.startswith("bash: blocked by static safety precheck: ")
     audited = dispatcher.store._conn.execute(
         "SELECT ok, outcome FROM host_call_log WHERE method = 'bash' ORDER BY created_at"
     ).fetchall()
@@ -212,3 +218,66 @@ def test_an_interrupt_during_a_host_call_ends_the_cell_and_keeps_the_channel(
     # and the next call gets its own reply, not the one before.
     assert out["interrupted"] is True and out["stdout"] == ""
     assert run(k, "cat(length(host$env_list()$environments))") == "0"
+
+
+def test_an_interrupt_ends_the_wait_for_a_host_reply_at_once(
+    start_r, dispatcher, workspace, monkeypatch
+):
+    monkeypatch.delenv("OPENAI4S_EGRESS", raising=False)
+    k = start_r(dispatcher=dispatcher)
+    stopped = workspace / "stopped.txt"
+    seen = {}
+
+    def person(request):
+        k.interrupt()
+        # The host is still in this call (its reply is not sent): only a
+        # worker that stopped waiting for it can have left the cell's
+        # function (its on.exit writes the file) before the person answers.
+        deadline = time.monotonic() + 30
+        while not stopped.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        seen["left_before_the_reply"] = stopped.exists()
+        return "once"
+
+    dispatcher.approver = person
+    out = k.execute(
+        "f <- function() {\n"
+        "  on.exit(writeLines('yes', 'stopped.txt'))\n"
+        "  host$request_network_access('data.example.org'); cat('after')\n"
+        "}\n"
+        "f()"
+    )
+    assert out["interrupted"] is True and out["stdout"] == ""
+    assert seen == {"left_before_the_reply": True}
+    # The late reply was dropped: the next call gets its own.
+    assert run(k, "cat(length(host$env_list()$environments))") == "0"
+
+
+def test_an_interrupt_stops_a_bash_command_and_the_cell(start_r, dispatcher):
+    dispatcher.store.set_permission_rule(
+        scope="conversation",
+        scope_id=dispatcher.frame_id,
+        tool="bash",
+        pattern="*",
+        decision="allow",
+    )
+    k = start_r(dispatcher=dispatcher)
+    marker = f"o4s-r-bash-{uuid.uuid4().hex[:12]}"
+
+    def interrupt_once_running():
+        deadline = time.monotonic() + 60
+        while not pids_with_marker(marker) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        k.interrupt()
+
+    interrupter = threading.Thread(target=interrupt_once_running)
+    interrupter.start()
+    out = k.execute(f"r <- host$bash('exec -a {marker} sleep 30'); cat('after')")
+    interrupter.join()
+    # R's interrupt, at once: the cell stops there and the command is gone.
+    assert out["interrupted"] is True and out["stdout"] == ""
+    deadline = time.monotonic() + 10
+    while pids_with_marker(marker) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert pids_with_marker(marker) == []
+    assert run(k, "cat(host$bash('echo next')$stdout)") == "next\n"

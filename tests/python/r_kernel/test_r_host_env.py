@@ -7,6 +7,7 @@ bubblewrap for the install."""
 
 import functools
 import http.server
+import json
 import os
 import shutil
 import sys
@@ -87,10 +88,36 @@ def test_an_r_package_loads_at_once_and_after_a_restart(
         assert denied == "FALSE"
     k.restart()
     assert run(k, "library(hellor); cat(hello())") == "hello from hellor"
+    # The fresh worker read the host's state: no host call, no audit row.
+    assert dispatcher.store._conn.execute(
+        "SELECT count(*) FROM host_call_log WHERE method = 'env_list'"
+    ).fetchone() == (0,)
     # Leaving every environment takes the library off the path again.
     k.restart()
     gone = k.execute("host$env_use('system'); library(hellor)")
     assert "there is no package called" in gone["error"]
+
+
+def test_a_state_naming_a_library_elsewhere_is_not_put_on_the_path(start_r, dispatcher, tmp_path):
+    (library,) = dispatcher.env_paths
+    inside = os.path.join(library, "mine", "1", "r-library")
+    os.makedirs(inside)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    state = os.path.join(library, "state.json")
+    first = "cat(.libPaths()[[1]])"
+    for named in (str(elsewhere), inside + "/../../../../elsewhere"):
+        with open(state, "w") as handle:
+            json.dump({"active": "x", "active_paths": {"r_library": named}}, handle)
+        assert run(start_r(dispatcher=dispatcher), first) != os.path.realpath(named)
+    with open(state, "w") as handle:
+        handle.write("not json")
+    assert run(start_r(dispatcher=dispatcher), first) != inside
+    with open(state, "w") as handle:
+        json.dump({"active": "mine", "active_paths": {"r_library": inside}}, handle)
+    out = start_r(dispatcher=dispatcher).execute(first)
+    # The host's state is no file the cell read.
+    assert (out["stdout"], out["files_read"]) == (inside, [])
 
 
 def test_a_failed_r_install_is_an_r_error_and_changes_nothing(

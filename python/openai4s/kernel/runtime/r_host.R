@@ -13,25 +13,28 @@
 W$host_call_wire_cap <- 15000000
 W$host_call_max_skipped <- 100L
 
-# One line from the host for a host_call, or NULL at end of stream. The read
-# runs with interrupts held (the line is stored before one fires), then a
-# pending interrupt fires here, in the cell, where Ctrl-C is meant: the
-# reply has been read, so the channel stays in step.
+# How long one wait for a host's reply lasts before R looks for an
+# interrupt again: it bounds the case of a SIGINT that lands just before
+# the wait starts (one that lands during it ends the wait at once).
+W$reply_wait_ms <- 200L
+
+# One line from the host for a host_call, or NULL at end of stream. A
+# pending interrupt fires here, in the cell, where Ctrl-C is meant, as soon
+# as it lands (with _r_fds.so; without it, once the reply is read): the
+# call is then abandoned, and its late reply dropped (W$unexpected_reply).
 W$read_reply_line <- function() {
-  S$line <- NULL
-  suspendInterrupts({
-    S$line <- tryCatch(readLines(S$proto_in, n = 1L, warn = FALSE), error = function(e) NULL)
-  })
-  if (length(S$line) == 0L && !S$reopened_in) {
-    # A cell closed our connection (closeAllConnections()): reopen fd 4 once.
-    S$reopened_in <- TRUE
-    S$proto_in <- W$open_in()
-    suspendInterrupts({
-      S$line <- tryCatch(readLines(S$proto_in, n = 1L, warn = FALSE), error = function(e) NULL)
-    })
+  if (is.null(W$fds_dll)) {
+    line <- W$connection_line()
+    Sys.sleep(0)
+    return(line)
   }
-  Sys.sleep(0)
-  if (length(S$line) == 0L) NULL else S$line
+  repeat {
+    line <- W$next_line(W$reply_wait_ms)
+    Sys.sleep(0)
+    if (!identical(line, NA_character_)) {
+      return(line)
+    }
+  }
 }
 
 W$host_fail <- function(message) stop(simpleError(message, call = NULL))
@@ -56,7 +59,9 @@ W$host_call <- function(method, args = list()) {
     ))
   }
   W$write_line(text)
-  reply <- W$await_host_reply(method, id)
+  reply <- withCallingHandlers(W$await_host_reply(method, id), interrupt = function(e) {
+    S$abandoned_calls <- utils::tail(c(S$abandoned_calls, id), W$host_call_max_skipped)
+  })
   if (!is.null(reply$error)) {
     W$host_fail(sprintf("host.%s error: %s", method, W$in_r_spelling(paste(reply$error, collapse = "\n"))))
   }
@@ -128,19 +133,44 @@ W$use_env_library <- function(result) {
   result
 }
 
+# The R library of the workspace's active environment, or NULL: no library
+# named, no active environment, or a state this worker cannot read or
+# trust (runtime/env_restore.py reads the same file for Python). The host
+# names its library in OPENAI4S_ENV_LIBRARY (kernel_manager.h) and keeps
+# the active environment's paths in its state.json.
+W$active_r_library <- function() {
+  library <- Sys.getenv("OPENAI4S_ENV_LIBRARY")
+  state_file <- file.path(library, "state.json")
+  if (!nzchar(library) || !W$has_jsonlite || !file.exists(state_file)) {
+    return(NULL)
+  }
+  # Untraced: the host's state is no file the first cell read.
+  state <- tryCatch(
+    {
+      con <- W$untraced_file(state_file, open = "r", encoding = "UTF-8")
+      on.exit(close(con))
+      jsonlite::fromJSON(paste(readLines(con, warn = FALSE), collapse = "\n"), simplifyVector = FALSE)
+    },
+    error = function(e) NULL, warning = function(w) NULL
+  )
+  path <- if (is.list(state) && is.list(state$active_paths)) state$active_paths$r_library
+  if (!is.character(path) || length(path) != 1L || !dir.exists(path)) {
+    return(NULL)
+  }
+  # Only a directory of this library: the host wrote the file, but a path
+  # elsewhere would put a directory the host never chose on .libPaths().
+  root <- paste0(normalizePath(library, mustWork = FALSE), "/")
+  if (startsWith(normalizePath(path, mustWork = FALSE), root)) path else NULL
+}
+
 # A fresh worker (a new kernel, a restart, a standby swapped in) starts
-# with the workspace's active environment, asked of the host on the first
-# cell (the host serves calls only while a request runs). No dispatcher,
-# no environment, or none active: the R library path stays R's own.
+# with the workspace's active environment, read from the host's state
+# before the first cell (not at start: a standby started before the choice
+# still honours it). No host call, so no audit row per worker; no library,
+# or none active: the R library path stays R's own.
 W$restore_active_env <- function() {
-  listed <- tryCatch(W$host_call("env_list", list(W$host_spec())), error = function(e) NULL)
-  active <- listed$active
-  if (!is.character(active) || length(active) != 1L) {
-    return(invisible(NULL))
-  }
-  for (env in listed$environments) {
-    if (identical(env$name, active)) W$use_env_library(env)
-  }
+  library <- tryCatch(W$active_r_library(), error = function(e) NULL)
+  if (!is.null(library)) W$use_env_library(list(r_library = library))
   invisible(NULL)
 }
 
@@ -151,127 +181,6 @@ W$env_packages <- function(packages, python) {
   bare <- !startsWith(packages, "r:")
   packages[bare] <- paste0("r:", packages[bare])
   as.list(c(packages, as.character(unlist(python))))
-}
-
-# -- host$bash: the host authorizes, the worker runs (sdk/bash.py) --------------------
-
-W$bash_generation <- function() {
-  generation <- Sys.getenv("OPENAI4S_KERNEL_GENERATION")
-  if (nzchar(generation)) generation else sprintf("worker:%d", Sys.getpid())
-}
-
-# The host checks the digest it is sent; without the digest package the
-# claim is left empty and the host computes it (the capability still
-# binds the command, the cwd, this worker's generation and the challenge).
-W$bash_sha256 <- function(command) {
-  if (!requireNamespace("digest", quietly = TRUE)) {
-    return("")
-  }
-  digest::digest(enc2utf8(command), algo = "sha256", serialize = FALSE)
-}
-
-# From the system's random source, not sample(): the cell's RNG stream
-# (set.seed) stays its own, and the challenge is not predictable from it.
-W$bash_challenge <- function() {
-  paste(as.character(readBin("/dev/urandom", "raw", 24L)), collapse = "")
-}
-
-# The capability must be bound to what this worker asked for.
-W$bash_check_capability <- function(capability, binding) {
-  if (!is.list(capability) || !is.character(capability$token) || nchar(capability$token) < 24L) {
-    W$host_fail("bash: host authorization returned no capability")
-  }
-  for (key in c("cwd", "generation", "challenge")) {
-    if (!identical(capability[[key]], binding[[key]])) {
-      W$host_fail(sprintf("bash: host capability binding mismatch (%s)", key))
-    }
-  }
-  if (nzchar(binding$command_sha256) && !identical(capability$command_sha256, binding$command_sha256)) {
-    W$host_fail("bash: host capability binding mismatch (command_sha256)")
-  }
-  capability$token
-}
-
-W$bash_tail <- function(path, limit = 200000L) {
-  size <- file.size(path)
-  if (is.na(size) || size <= 0) {
-    return(list(text = "", seen = 0L))
-  }
-  con <- W$untraced_file(path, open = "rb")
-  on.exit(close(con))
-  if (size > limit) seek(con, size - limit)
-  bytes <- readBin(con, "raw", min(size, limit))
-  text <- rawToChar(bytes[bytes != as.raw(0L)])
-  if (!validUTF8(text)) text <- iconv(text, "UTF-8", "UTF-8", sub = "byte")
-  list(text = text, seen = as.integer(size))
-}
-
-# A permission refusal is a decision, said in one line the user can act on
-# (sdk/bash.py's _refusal); anything else says the command did not run.
-W$bash_refused <- function(message, command) {
-  why <- sub("^host\\.authorize_bash error: ", "", message)
-  shown <- gsub("[[:cntrl:]]", " ", command)
-  if (nchar(shown) > 200L) shown <- paste0(substr(shown, 1L, 199L), "\u2026")
-  if (startsWith(why, "Permission denied: ")) {
-    W$host_fail(sprintf("host$bash was refused (%s): %s", sub("^Permission denied: ", "", why), shown))
-  }
-  W$host_fail(sprintf("bash: host authorization unavailable; command was not executed (%s)", why))
-}
-
-W$bash_run <- function(command, cwd, timeout) {
-  out <- tempfile("o4s-bash-out-")
-  err <- tempfile("o4s-bash-err-")
-  on.exit(unlink(c(out, err)))
-  started <- Sys.time()
-  old <- setwd(cwd)
-  on.exit(setwd(old), add = TRUE)
-  status <- suppressWarnings(system2(
-    "/bin/bash", c("-c", shQuote(command)),
-    stdout = out, stderr = err, stdin = "/dev/null", timeout = timeout
-  ))
-  duration <- as.integer(1000 * as.numeric(difftime(Sys.time(), started, units = "secs")))
-  list(
-    status = if (identical(as.integer(status), 124L) && duration >= 1000 * timeout) "timed_out" else "completed",
-    exit_code = as.integer(status), stdout = W$bash_tail(out), stderr = W$bash_tail(err),
-    duration_ms = duration
-  )
-}
-
-W$host_bash <- function(command, timeout = 120, workdir = NULL) {
-  W$host_string(command, "bash: command")
-  if (!is.numeric(timeout) || length(timeout) != 1L || !is.finite(timeout) || timeout <= 0) {
-    W$host_fail("bash: timeout must be finite and positive")
-  }
-  cwd <- normalizePath(if (is.null(workdir)) getwd() else file.path(getwd(), workdir), mustWork = FALSE)
-  if (!dir.exists(cwd)) W$host_fail(sprintf("bash: workdir not found: %s", workdir))
-  binding <- list(
-    command = command, command_sha256 = W$bash_sha256(command), cwd = cwd,
-    workspace = Sys.getenv("OPENAI4S_WORKSPACE"), generation = W$bash_generation(),
-    challenge = W$bash_challenge(), timeout = timeout
-  )
-  capability <- tryCatch(W$host_call("authorize_bash", list(binding)), error = function(e) {
-    W$bash_refused(conditionMessage(e), command)
-  })
-  token <- W$bash_check_capability(capability, binding)
-  consume <- list(
-    token = token, command_sha256 = capability$command_sha256, cwd = binding$cwd,
-    generation = binding$generation, challenge = binding$challenge
-  )
-  receipt <- W$host_call("consume_bash_authorization", list(consume))
-  if (!isTRUE(receipt$ok)) W$host_fail("bash: host did not confirm the capability; command was not executed")
-  ran <- W$bash_run(command, binding$cwd, timeout)
-  report <- c(consume, list(
-    status = ran$status, exit_code = ran$exit_code, stdout = ran$stdout$text,
-    stderr = ran$stderr$text, stdout_seen_chars = ran$stdout$seen, stderr_seen_chars = ran$stderr$seen,
-    duration_ms = ran$duration_ms, workspace_diff = list()
-  ))
-  recorded <- tryCatch(W$host_call("record_bash_result", list(report)), error = function(e) NULL)
-  if (ran$status == "timed_out") W$host_fail(sprintf("bash: timed out after %gs", timeout))
-  list(
-    exit_code = ran$exit_code, stdout = ran$stdout$text, stderr = ran$stderr$text,
-    workdir = binding$cwd, duration_ms = ran$duration_ms,
-    audit_recorded = isTRUE(recorded$ok)
-  )
 }
 
 # -- the object ------------------------------------------------------------------------

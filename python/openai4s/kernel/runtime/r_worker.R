@@ -51,13 +51,17 @@ local(envir = new.env(parent = baseenv()), {
   S$host_calls <- 0L # host_call frames sent (their ids' sequence)
   S$env_library <- NULL # the host.env R library this worker put on .libPaths()
   S$cell_id <- NULL # the running cell's id (its execute frame's), NULL outside one
+  S$bash_tokens <- character() # host$bash capabilities spent (r_bash.R)
+  S$abandoned_calls <- character() # host_call ids an interrupt stopped waiting for
 
   # -- protocol connections ----------------------------------------------------
 
   W$open_in <- function() file("/dev/fd/4", open = "r", encoding = "UTF-8", raw = TRUE)
   W$open_out <- function() file("/dev/fd/3", open = "wb", raw = TRUE)
-  S$proto_in <- W$open_in()
+  S$proto_in <- NULL # fd 4 as an R connection: only without _r_fds.so (W$connection_line)
+  S$in_chunks <- list() # bytes read from fd 4 past the last whole line
   S$proto_out <- W$open_out()
+  W$read_chunk_bytes <- 65536L
 
   W$write_line <- function(text) {
     bytes <- c(charToRaw(enc2utf8(text)), as.raw(10L))
@@ -79,34 +83,94 @@ local(envir = new.env(parent = baseenv()), {
     invisible(NULL)
   }
 
-  # One line, or NULL at end of stream. Interrupts stay pending while R is
-  # blocked in the read (R installs its SIGINT handler with SA_RESTART, so
-  # the read simply resumes) and fire when the suspension ends; the line is
-  # stored before that, and the idle SIGINT is swallowed: it must neither
-  # end the worker (an uncaught interrupt halts Rscript) nor lose the frame.
-  W$read_once <- function() {
-    S$line <- NULL
-    tryCatch({
-      suspendInterrupts({
-        S$line <- tryCatch(readLines(S$proto_in, n = 1L, warn = FALSE), error = function(e) NULL)
-      })
-      # Resuming does not deliver a pending interrupt by itself; this does.
-      Sys.sleep(0)
-    },
-      interrupt = function(e) NULL
-    )
+  # -- protocol input ----------------------------------------------------------------
+
+  # With _r_fds.so, fd 4 is read by its o4s_r_read_some (r_read.cpp): a
+  # wait that a SIGINT ends, so a host call can stop waiting at once
+  # (r_host.R). R keeps what it read past the last whole line; only the
+  # last chunk kept may hold a newline (every earlier one was searched).
+  W$pending_line <- function() {
+    n <- length(S$in_chunks)
+    if (n == 0L) {
+      return(NULL)
+    }
+    last <- S$in_chunks[[n]]
+    newline <- which(last == as.raw(10L))[1L] # not match(): it hashes the whole chunk
+    if (is.na(newline)) {
+      return(NULL)
+    }
+    bytes <- do.call(c, c(S$in_chunks[-n], list(last[seq_len(newline - 1L)])))
+    rest <- last[-seq_len(newline)]
+    S$in_chunks <- if (length(rest)) list(rest) else list()
+    text <- tryCatch(rawToChar(bytes), error = function(e) "") # a NUL: not a frame
+    Encoding(text) <- "UTF-8"
+    text
+  }
+
+  # One line; NULL at the end of the stream; NA when nothing came within
+  # wait_ms (< 0: no limit) or a signal ended the wait. Interrupts are held
+  # throughout, and the line is stored in S$line before they are not: the
+  # caller says where a pending one fires, and nothing read is lost to it.
+  W$next_line <- function(wait_ms) {
+    suspendInterrupts({
+      S$line <- W$next_line_held(wait_ms)
+    })
     S$line
   }
 
-  W$read_line <- function() {
-    line <- W$read_once()
-    if (is.null(line) && !S$reopened_in) {
-      # A cell closed our connection (closeAllConnections()): reopen fd 4 once.
-      S$reopened_in <- TRUE
-      S$proto_in <- W$open_in()
-      line <- W$read_once()
+  W$next_line_held <- function(wait_ms) {
+    repeat {
+      line <- W$pending_line()
+      if (!is.null(line)) {
+        return(line)
+      }
+      got <- .C(W$fds_dll$o4s_r_read_some, 4L, as.integer(wait_ms),
+        buffer = raw(W$read_chunk_bytes), W$read_chunk_bytes,
+        count = 0L
+      )
+      if (got$count == -1L) {
+        return(NA_character_)
+      }
+      if (got$count <= 0L) {
+        return(NULL) # the end of the stream, or a read error
+      }
+      S$in_chunks[[length(S$in_chunks) + 1L]] <- got$buffer[seq_len(got$count)]
     }
-    if (length(line) == 0L) NULL else line
+  }
+
+  # Without _r_fds.so: R's connection, whose read a SIGINT does not end (R
+  # installs its handler with SA_RESTART, so the read resumes); the
+  # interrupt stays pending until the line is stored. A cell that closed
+  # the connection (closeAllConnections()) has it reopened once.
+  W$connection_line <- function() {
+    if (is.null(S$proto_in)) S$proto_in <- W$open_in()
+    suspendInterrupts({
+      line <- tryCatch(readLines(S$proto_in, n = 1L, warn = FALSE), error = function(e) NULL)
+      if (length(line) == 0L && !S$reopened_in) {
+        S$reopened_in <- TRUE
+        S$proto_in <- W$open_in()
+        line <- tryCatch(readLines(S$proto_in, n = 1L, warn = FALSE), error = function(e) NULL)
+      }
+      S$line <- if (length(line)) line
+    })
+    S$line
+  }
+
+  # One request, or NULL at the end of the stream. The loop runs with
+  # interrupts held (W$serve), so a SIGINT between requests can fire only
+  # here, where it is swallowed: it must neither end the worker (an
+  # uncaught interrupt halts Rscript) nor lose a frame, nor stop the next
+  # request.
+  W$read_line <- function() {
+    repeat {
+      S$line <- NA_character_
+      if (is.null(W$fds_dll)) W$connection_line() else W$next_line(-1L)
+      # Resuming does not deliver a pending interrupt by itself; this does.
+      allowInterrupts(tryCatch(Sys.sleep(0), interrupt = function(e) NULL))
+      if (!identical(S$line, NA_character_)) {
+        return(S$line)
+      }
+    }
   }
 
   # -- JSON out, escaped by hand (no jsonlite needed to answer) -------------------
@@ -726,10 +790,17 @@ local(envir = new.env(parent = baseenv()), {
   W$log <- function(msg) W$send(list(type = "\"log\"", msg = W$json_string(msg)))
 
   # The frames that answer a worker's own request arrive while host$ waits
-  # for them (r_host.R); one arriving between requests answers a call an
-  # interrupt abandoned (or is a host error, as an input reply is: R asks
-  # for no input), said in the log.
+  # for them (r_host.R). One arriving between requests for a call an
+  # interrupt abandoned is stale and dropped, as worker.py drops it; any
+  # other is a host error (an input reply too: R asks for no input), said
+  # in the log.
   W$unexpected_reply <- function(request) {
+    if (is.character(request$id) && request$id %in% S$abandoned_calls) {
+      if (identical(request$type, "host_response")) {
+        S$abandoned_calls <- setdiff(S$abandoned_calls, request$id)
+      }
+      return(invisible(NULL))
+    }
     W$log(sprintf(
       "R worker: unexpected %s frame (no host call or input request is waiting for it)",
       request$type
@@ -773,17 +844,21 @@ local(envir = new.env(parent = baseenv()), {
     !is.null(seq) && identical(owed, seq)
   }
 
-  W$serve <- function() {
+  # Interrupts are held but while a request is handled (and where
+  # W$read_line swallows one): one landing between requests, wherever R
+  # would check for it, cannot end the worker.
+  W$serve <- function() suspendInterrupts(W$serve_requests())
+
+  W$serve_requests <- function() {
     repeat {
       line <- W$read_line()
       if (is.null(line)) break
       keep <- TRUE
-      answered <- FALSE
       # Exactly one response per request: a failure or an interrupt that
       # lands outside the cell's own handlers still answers.
       status <- tryCatch(
         {
-          keep <- W$handle(line)
+          keep <- allowInterrupts(W$handle(line))
           "ok"
         },
         interrupt = function(e) "Interrupted",
@@ -809,7 +884,7 @@ local(envir = new.env(parent = baseenv()), {
   # -- start -----------------------------------------------------------------------
 
   # The worker's other parts, beside this file.
-  for (part in c("r_describe.R", "r_requests.R", "r_host.R")) {
+  for (part in c("r_describe.R", "r_requests.R", "r_host.R", "r_bash.R")) {
     sys.source(file.path(W$runtime_dir, part), envir = W, keep.source = FALSE)
   }
 
