@@ -108,8 +108,11 @@ class Session:
             self.run(source)
 
     def run(self, source):
-        # The shortcuts become Python cells: an R session has none.
-        shortcut = magics.translate(source) if self.lang == "python" else None
+        # The shortcuts become Python cells, so an R session has none but
+        # `name?`, which asks the worker (R's help) and runs no cell.
+        shortcut = magics.translate(source)
+        if self.lang != "python" and shortcut is not None and shortcut.kind != "inspect":
+            shortcut = None
         if shortcut is not None and shortcut.kind == "inspect":
             self._inspect(shortcut)
             return
