@@ -287,7 +287,10 @@ def _interactive(session):
 def _after_completion(session, editor):
     lost = editor.take_kernel_loss()
     if lost is not None:
-        session.console.message(f"Completion failed: {lost}\n")
+        # The REPL starts the fresh worker itself (next line): the API's
+        # advice to call restart() is not for its user.
+        lost = lost.split("; call restart()", 1)[0]
+        session.console.message(repl_words(f"Completion failed: {lost}\n"))
         session._revive_if_dead()
 
 
