@@ -21,6 +21,8 @@ namespace o4s::kernel {
 inline constexpr std::size_t kMaxCollectedDisplayBytes = 64'000'000;
 inline constexpr std::size_t kMaxCollectedDisplays = 10'000;
 inline constexpr std::size_t kDisplayOverheadBytes = 1'024;
+// And each value inside a bundle (a MIME entry, a metadata field) its own.
+inline constexpr std::size_t kDisplayNodeOverheadBytes = 256;
 // Unread reply bytes past which the worker is taken to ignore its replies.
 inline constexpr std::size_t kInputBacklogBytes = 16'384;
 

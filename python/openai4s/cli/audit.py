@@ -144,8 +144,17 @@ def _format_time(epoch_ms):
 
 
 def _shorten(text, width):
-    text = " ".join((text or "").split())
+    text = _visible(" ".join((text or "").split()))
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _visible(text):
+    """Controls, C1, DEL and bidi/format characters as escapes (the rule of
+    the approval prompts and refusals): a cell's ESC sequence or override in
+    a stored command must not repaint the terminal that shows its row."""
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )
 
 
 def format_calls(calls):
@@ -160,8 +169,8 @@ def format_calls(calls):
             _format_time(call["time"]),
             call["tool"],
             _shorten(call["what"], _WHAT_CHARS),
-            call["decided_by"],
-            call["outcome"],
+            _visible(call["decided_by"] or ""),
+            _visible(" ".join((call["outcome"] or "").split())),
         )
         + ((call.get("where") or "local",) if where else ())
         for call in calls

@@ -108,8 +108,11 @@ class Session:
             self.run(source)
 
     def run(self, source):
-        # The shortcuts become Python cells: an R session has none.
-        shortcut = magics.translate(source) if self.lang == "python" else None
+        # The shortcuts become Python cells, so an R session has none but
+        # `name?`, which asks the worker (R's help) and runs no cell.
+        shortcut = magics.translate(source)
+        if self.lang != "python" and shortcut is not None and shortcut.kind != "inspect":
+            shortcut = None
         if shortcut is not None and shortcut.kind == "inspect":
             self._inspect(shortcut)
             return
@@ -284,7 +287,10 @@ def _interactive(session):
 def _after_completion(session, editor):
     lost = editor.take_kernel_loss()
     if lost is not None:
-        session.console.message(f"Completion failed: {lost}\n")
+        # The REPL starts the fresh worker itself (next line): the API's
+        # advice to call restart() is not for its user.
+        lost = lost.split("; call restart()", 1)[0]
+        session.console.message(repl_words(f"Completion failed: {lost}\n"))
         session._revive_if_dead()
 
 
