@@ -258,6 +258,105 @@ std::string redact_assignments(std::string_view text) {
   return out;
 }
 
+// Beyond the spec's three forms, what a command line commonly carries a
+// secret in: a secret-looking option's separate value (--password x), curl's
+// credentials (-u user:pass), a URL's password (scheme://user:pass@host) and
+// AWS access key ids.
+
+bool is_value_char(char c) {
+  return !ascii::is_space(c) && c != ';' && c != '&' && c != '|' && c != ')' && c != '`';
+}
+
+// "--secret-name <spaces> value" -> "--secret-name <spaces> <redacted>", and
+// "-u"/"--user" followed by "name:password" keeps the name.
+std::string redact_option_values(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const bool starts_word = text[i] == '-' && (i == 0 || ascii::is_space(text[i - 1]));
+    if (!starts_word) {
+      out.push_back(text[i++]);
+      continue;
+    }
+    const std::size_t name_end = i + run_length(text, i, is_name_char);
+    const std::string_view option = text.substr(i, name_end - i);
+    const std::size_t gap = run_length(text, name_end, [](char c) { return c == ' '; });
+    const std::size_t value_start = name_end + gap;
+    const bool user_option = option == "-u" || option == "--user";
+    const bool secret_option = option.starts_with("--") && is_secret_name(option);
+    if (gap == 0 || value_start >= text.size() || text[value_start] == '-' ||
+        !(user_option || secret_option)) {
+      out.append(option);
+      i = name_end;
+      continue;
+    }
+    std::size_t value = value_length(text, value_start);
+    std::size_t kept = 0;  // of a user option, the name before ':' stays
+    if (user_option) {
+      const std::size_t colon = text.substr(value_start, value).find(':');
+      if (colon == std::string_view::npos) {
+        out.append(option);
+        i = name_end;
+        continue;
+      }
+      kept = colon + 1;
+    }
+    out.append(text.substr(i, value_start + kept - i)).append("<redacted>");
+    i = value_start + value;
+  }
+  return out;
+}
+
+// "scheme://user:password@" -> "scheme://user:<redacted>@".
+std::string redact_url_passwords(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t copied = 0;
+  for (std::size_t at = text.find("://"); at != std::string_view::npos;
+       at = text.find("://", at + 3)) {
+    const std::size_t start = at + 3;
+    const std::size_t end = start + run_length(text, start, [](char c) {
+                              return is_value_char(c) && c != '/' && c != '?' && c != '#';
+                            });
+    const std::string_view authority = text.substr(start, end - start);
+    const std::size_t sign = authority.rfind('@');
+    if (sign == std::string_view::npos) continue;
+    const std::size_t colon = authority.substr(0, sign).find(':');
+    if (colon == std::string_view::npos || colon + 1 == sign) continue;
+    out.append(text.substr(copied, start + colon + 1 - copied)).append("<redacted>");
+    copied = start + sign;
+  }
+  out.append(text.substr(copied));
+  return out;
+}
+
+// AWS access key ids: AKIA or ASIA and 16 upper-case letters or digits.
+std::string redact_aws_key_ids(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const bool prefix = text.substr(i, 4) == "AKIA" || text.substr(i, 4) == "ASIA";
+    const bool alone = i == 0 || !ascii::is_alnum(text[i - 1]);
+    std::size_t body = 0;
+    if (prefix && alone) {
+      while (i + 4 + body < text.size() && body < 16 &&
+             (ascii::is_digit(text[i + 4 + body]) ||
+              (text[i + 4 + body] >= 'A' && text[i + 4 + body] <= 'Z'))) {
+        ++body;
+      }
+    }
+    if (body == 16) {
+      out.append("<redacted-token>");
+      i += 20;
+    } else {
+      out.push_back(text[i++]);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 bool is_secret_basename(std::string_view basename) {
@@ -278,7 +377,8 @@ bool references_secret_file(std::string_view command) {
 
 std::string redact_secrets(std::string_view text, std::size_t limit) {
   try {
-    const std::string redacted = redact_assignments(redact_prefixed_tokens(redact_bearer(text)));
+    const std::string redacted = redact_aws_key_ids(redact_url_passwords(
+        redact_option_values(redact_assignments(redact_prefixed_tokens(redact_bearer(text))))));
     return std::string(utf8::prefix(redacted, limit));
   } catch (...) {
     return {};  // nothing unredacted ever leaves

@@ -293,7 +293,20 @@ INSTANTIATE_TEST_SUITE_P(
         Redaction{"PASSWD=\"x y\" CREDENTIALS_FILE=/tmp/c Secret=1",
                   "PASSWD=<redacted> CREDENTIALS_FILE=<redacted> Secret=<redacted>"},
         Redaction{"tool --api-key=xyz --n=3", "tool --api-key=<redacted> --n=3"},
-        Redaction{"A=1 KEY= x", "A=1 KEY= x"}, Redaction{"no secrets here", "no secrets here"}));
+        Redaction{"A=1 KEY= x", "A=1 KEY= x"}, Redaction{"no secrets here", "no secrets here"},
+        // Beyond the spec's three forms.
+        Redaction{"mysqldump --password  hunter2 db", "mysqldump --password  <redacted> db"},
+        Redaction{"tool --api-key xyz --n 3", "tool --api-key <redacted> --n 3"},
+        Redaction{"tool --token --verbose", "tool --token --verbose"},
+        Redaction{"curl -u alice:s3cret https://x", "curl -u alice:<redacted> https://x"},
+        Redaction{"curl --user bob:pw -u carol x", "curl --user bob:<redacted> -u carol x"},
+        Redaction{"mkdir -p dir; ls -u", "mkdir -p dir; ls -u"},
+        Redaction{"git clone https://me:ghs123@github.com/a/b",
+                  "git clone https://me:<redacted>@github.com/a/b"},
+        Redaction{"psql postgres://u:p@h/db https://h/x@y ftp://anon@h",
+                  "psql postgres://u:<redacted>@h/db https://h/x@y ftp://anon@h"},
+        Redaction{"wget https://h/a:b@c", "wget https://h/a:b@c"},
+        Redaction{"aws AKIAABCDEFGHIJKLMNOP x AKIAshort", "aws <redacted-token> x AKIAshort"}));
 
 TEST(RedactSecretsTest, CutsToTheLimitInCharacters) {
   EXPECT_EQ(redact_secrets("abcdef", 3), "abc");
