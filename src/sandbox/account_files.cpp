@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/random_id.h"
 #include "base/write_all.h"
 
 namespace o4s::sandbox {
@@ -42,6 +43,12 @@ std::string hosts_text(std::string_view host_name) {
   const std::string name(host_name);
   return "127.0.0.1\tlocalhost " + name + "\n::1\tlocalhost ip6-localhost ip6-loopback " + name +
          "\n";
+}
+
+std::string machine_id_text() {
+  std::string id = uuid4();
+  std::erase(id, '-');
+  return id + "\n";
 }
 
 Result<UniqueFd> sealed_memory_file(const char* name, std::string_view text) {

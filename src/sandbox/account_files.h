@@ -21,6 +21,9 @@ std::string group_text(std::uint32_t gid);
 // The host's /etc/hosts names the host (its 127.0.1.1 line); the sandbox's
 // names loopback and its own host name, so that name resolves inside.
 std::string hosts_text(std::string_view host_name);
+// A fresh random machine id (32 lower-case hex digits and a newline): the
+// host's /etc/machine-id would name the host to every kernel on it.
+std::string machine_id_text();
 
 // A sealed in-memory file holding `text`, positioned at its start, for
 // bubblewrap to copy into a read-only file of the sandbox.

@@ -203,7 +203,11 @@ Status MountPlan::identity_files(const std::optional<std::string>& home) {
       {"/etc/passwd", passwd_text(identity_.uid, identity_.gid, shown_home)},
       {"/etc/group", group_text(identity_.gid)},
       {"/etc/hosts", hosts_text(kSandboxHostname)}};
-  for (const auto& [target, text] : files) {
+  std::vector<std::pair<const char*, std::string>> wanted(std::begin(files), std::end(files));
+  // A machine id of its own: the host's identifies the host to every tenant.
+  if (::access("/etc/machine-id", F_OK) == 0)
+    wanted.emplace_back("/etc/machine-id", machine_id_text());
+  for (const auto& [target, text] : wanted) {
     auto fd = sealed_memory_file(target, text);
     if (!fd) return std::move(fd).error();
     command_.add({Kind::kReadOnlyData, "", target, std::nullopt, fd.value().get()});

@@ -14,6 +14,7 @@ READ_IDENTITY = (
     "print('uname', os.uname().nodename)\n"
     "print('resolves', socket.gethostbyname(socket.gethostname()))\n"
     "print('hosts', open('/etc/hosts').read().split())\n"
+    "print('machine-id', open('/etc/machine-id').read().strip() if os.path.exists('/etc/machine-id') else '-')\n"
     "for path in ('/proc/sys/kernel/hostname', '/etc/hostname', '/proc/cmdline',\n"
     "             '/proc/config.gz'):\n"
     "    try:\n"
@@ -44,6 +45,10 @@ def test_a_cell_sees_its_own_host_name_and_not_the_hosts_identity(sandboxed, mod
     assert lines["/proc/sys/kernel/hostname"] == "9 ['openai4s']", lines
     # Its own name resolves, to loopback, from a host table of its own.
     assert lines["resolves"] == "127.0.0.1", lines
+    # A machine id of its own, where the host has one.
+    host_id = host_file("/etc/machine-id").decode("latin-1").strip()
+    if host_id and mode == "enforce":
+        assert lines["machine-id"] != host_id and len(lines["machine-id"]) == 32, lines
     for path in ("/etc/hostname", "/proc/cmdline", "/proc/config.gz"):
         # Masked (empty) where the host has the file; absent elsewhere.
         assert lines.get(path, "0 ").startswith("0 ") or "refused" in lines[path], lines

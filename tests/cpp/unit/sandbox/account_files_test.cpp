@@ -29,6 +29,13 @@ TEST(AccountFiles, TheHostTableNamesLoopbackAndTheSandboxOnly) {
             "127.0.0.1\tlocalhost openai4s\n::1\tlocalhost ip6-localhost ip6-loopback openai4s\n");
 }
 
+TEST(AccountFiles, EachSandboxGetsAMachineIdOfItsOwn) {
+  const std::string first = machine_id_text();
+  ASSERT_EQ(first.size(), 33U);
+  EXPECT_EQ(first.find_first_not_of("0123456789abcdef"), 32U);
+  EXPECT_NE(first, machine_id_text());
+}
+
 TEST(AccountFiles, TheBoundFileIsSealed) {
   auto fd = sealed_memory_file("passwd", "root:x:0:0::/:/bin/sh\n");
   ASSERT_TRUE(fd);
