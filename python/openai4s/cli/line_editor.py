@@ -43,7 +43,9 @@ class KernelCompleter(Completer):
             reply = complete(document.text, document.cursor_position)
         except Exception as exc:
             # A busy or dead kernel offers nothing; the prompt goes on.
-            if not _alive(kernel):
+            # The first reason is the one to tell (a later try meets only
+            # the dead worker it left).
+            if not _alive(kernel) and self.lost is None:
                 self.lost = str(exc)
             return
         matches = reply.get("matches") or []
@@ -101,6 +103,9 @@ class LineEditor:
             history=_history(os.path.expanduser(history_path)),
             completer=self._completer,
             complete_while_typing=False,
+            # Asked from a thread: a worker slow to answer (up to the idle
+            # bound) never freezes typing or Ctrl-C at the prompt.
+            complete_in_thread=True,
             key_bindings=_key_bindings(ready or ready_to_run),
             multiline=True,
             enable_history_search=False,
