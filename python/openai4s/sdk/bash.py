@@ -65,7 +65,9 @@ def _validate(command, timeout):
 def _domains(command):
     import re
 
-    hosts = re.findall(r"https?://([A-Za-z0-9.-]+)", command)
+    # The host after any userinfo: in https://user:pass@host the domain is
+    # host, not user.
+    hosts = re.findall(r"https?://(?:[^\s/?#@]*@)?([A-Za-z0-9.-]+)", command, re.IGNORECASE)
     return sorted({host.lower().rstrip(".") for host in hosts if host})
 
 

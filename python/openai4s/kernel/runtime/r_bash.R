@@ -65,8 +65,9 @@ W$bash_validate <- function(command, timeout) {
 }
 
 W$bash_domains <- function(command) {
-  urls <- regmatches(command, gregexpr("https?://[A-Za-z0-9.-]+", command))[[1L]]
-  hosts <- sub("\\.+$", "", tolower(sub("^https?://", "", urls)))
+  # The host after any userinfo (https://user:pass@host names host).
+  urls <- regmatches(command, gregexpr("[hH][tT][tT][pP][sS]?://([^[:space:]/?#@]*@)?[A-Za-z0-9.-]+", command))[[1L]]
+  hosts <- sub("\\.+$", "", tolower(sub("^https?://([^@]*@)?", "", urls, ignore.case = TRUE)))
   sort(unique(hosts[nzchar(hosts)]), method = "radix")
 }
 
