@@ -51,7 +51,8 @@ def test_help_is_r_s_help_page_or_a_description_that_runs_no_method(r, workspace
 def test_the_quit_guard_is_not_in_the_global_environment(r):
     assert r.execute("print(ls(all.names = TRUE))")["stdout"] == "character(0)\n"
     r.execute("x <- 1\nrm(list = ls(all.names = TRUE))")
-    for call in ("quit()", "q('no')"):
+    # base's own bindings too: the guard is not one name lookup away.
+    for call in ("quit()", "q('no')", "base::quit()", "base::q()", "get('quit', baseenv())()"):
         error = r.execute(call)["error"]
         assert "is disabled inside openai4s R cells" in error
         assert "`exit` or press Ctrl-D in the REPL" in error and "Jupyter" in error

@@ -20,13 +20,13 @@
 # worker's one long expression below that way cost about 0.5 s of CPU, most
 # of the worker's start (parse() reads the whole file in a few ms). So this
 # first, short expression parses the file at once, evaluates what follows
-# it, and ends R before the console reader gets further. base::quit: the
-# worker's guard (below) refuses the bare name.
+# it, and ends R before the console reader gets further.
 local({
   self <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[[1L]])
   exprs <- parse(self, keep.source = FALSE, encoding = "UTF-8")
   for (expr in as.list(exprs)[-1L]) eval(expr, globalenv())
-  base::quit(save = "no", status = 0L)
+  # quit() itself: the worker's guard (below) replaces base's binding.
+  .Internal(quit("no", 0L, FALSE))
 })
 
 local(envir = new.env(parent = baseenv()), {
@@ -904,8 +904,13 @@ local(envir = new.env(parent = baseenv()), {
     }
   }
   guard <- attach(NULL, pos = 2L, name = "openai4s")
-  assign("quit", disabled("quit"), envir = guard)
-  assign("q", disabled("q"), envir = guard)
+  for (name in c("quit", "q")) {
+    assign(name, disabled(name), envir = guard)
+    # And base's own binding: base::quit() and a detached guard meet it.
+    unlockBinding(name, baseenv())
+    assign(name, disabled(name), envir = baseenv())
+    lockBinding(name, baseenv())
+  }
   assign(".oai4s_worker", W, envir = guard)
   assign("host", W$make_host(), envir = guard)
   # Registered, not bound: S3 lookup skips attached environments (R >= 4.1).
