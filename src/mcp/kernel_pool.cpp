@@ -548,6 +548,8 @@ void run_cell(const std::shared_ptr<Kernel>& kernel, const std::shared_ptr<Execu
     result = make_error(ErrorCode::kSystem, std::string("internal error: ") + error.what());
   }
   kernel->hooks->set_cell({}, {});
+  // An interrupt kept for this cell that it never took stops no later one.
+  kernel->manager->forget_kept_interrupt();
   std::lock_guard done(kernel->mutex);
   kernel->running.reset();
   kernel->deadline.reset();
