@@ -1,12 +1,17 @@
 #include "jupyter/stream_coalescer.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace o4s::jupyter {
 
 StreamCoalescer::StreamCoalescer(Publish publish, std::chrono::microseconds window,
-                                 std::size_t max_pending)
-    : publish_(std::move(publish)), window_(window), max_pending_(max_pending) {}
+                                 std::size_t max_pending,
+                                 std::chrono::microseconds partial_line_window)
+    : publish_(std::move(publish)),
+      window_(window),
+      max_pending_(max_pending),
+      partial_line_window_(std::max(partial_line_window, window)) {}
 
 StreamCoalescer::~StreamCoalescer() {
   {
@@ -27,8 +32,13 @@ void StreamCoalescer::add(std::string_view text) {
     flush_locked();
     return;
   }
-  if (!first) return;
-  deadline_ = Clock::now() + window_;
+  if (!first) {
+    // Past its window, the text waited only for this line's end.
+    if (pending_.back() == '\n' && Clock::now() >= first_pending_ + window_) flush_locked();
+    return;
+  }
+  first_pending_ = Clock::now();
+  deadline_ = first_pending_ + window_;
   // Started lazily: a kernel whose cells print nothing never has it. A
   // thread kept for the kernel's life costs one start, not one per cell.
   if (!flusher_.joinable()) flusher_ = std::thread([this] { run(); });
@@ -66,7 +76,11 @@ void StreamCoalescer::run() {
     // a new one): wait_until returns on the notify or the time, and the
     // loop looks again.
     const auto deadline = *deadline_;
-    if (Clock::now() >= deadline) {
+    const auto now = Clock::now();
+    const auto line_deadline = first_pending_ + partial_line_window_;
+    if (now >= deadline && pending_.back() != '\n' && now < line_deadline) {
+      deadline_ = line_deadline;  // the rest of the line is on its way
+    } else if (now >= deadline) {
       flush_locked();
     } else {
       wake_.wait_until(lock, deadline);

@@ -39,9 +39,15 @@ class StreamCoalescer {
   // About one stdout_chunk frame's worth: a flood goes out in large
   // messages, never held back for the window.
   static constexpr std::size_t kDefaultMaxPending = 256 * 1024;
+  // A pending text that ends inside a line waits longer for the line's end
+  // (print()'s "\n" comes right behind its text, unless the worker lost the
+  // CPU in between), still too short for anyone to see.
+  static constexpr std::chrono::microseconds kDefaultPartialLineWindow{50000};
 
-  explicit StreamCoalescer(Publish publish, std::chrono::microseconds window = kDefaultWindow,
-                           std::size_t max_pending = kDefaultMaxPending);
+  explicit StreamCoalescer(
+      Publish publish, std::chrono::microseconds window = kDefaultWindow,
+      std::size_t max_pending = kDefaultMaxPending,
+      std::chrono::microseconds partial_line_window = kDefaultPartialLineWindow);
   ~StreamCoalescer();  // publishes what is pending, stops the flusher
   StreamCoalescer(const StreamCoalescer&) = delete;
   StreamCoalescer& operator=(const StreamCoalescer&) = delete;
@@ -61,10 +67,12 @@ class StreamCoalescer {
   Publish publish_;
   const std::chrono::microseconds window_;
   const std::size_t max_pending_;
+  const std::chrono::microseconds partial_line_window_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::string pending_;
   std::optional<Clock::time_point> deadline_;  // set while text is pending
+  Clock::time_point first_pending_;            // when the pending text began
   bool stopping_ = false;
   std::thread flusher_;  // started with the first pending text
 };

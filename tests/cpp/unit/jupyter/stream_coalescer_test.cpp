@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace o4s::jupyter {
@@ -61,6 +62,24 @@ TEST(StreamCoalescerTest, ALonePieceGoesOutWhenTheWindowEnds) {
   EXPECT_EQ(recorder.wait_for(1), std::vector<std::string>{"stdout:early\n"});
   stream.add("again\n");  // a second window, on the same flusher
   EXPECT_EQ(recorder.wait_for(2), (std::vector<std::string>{"stdout:early\n", "stdout:again\n"}));
+}
+
+TEST(StreamCoalescerTest, ALineWhoseEndIsLateIsStillOneMessage) {
+  Recorder recorder;
+  // print()'s text, then its "\n" after the short window: one message.
+  StreamCoalescer stream(recorder.publisher(), 1ms, StreamCoalescer::kDefaultMaxPending, 10s);
+  stream.add("one");
+  std::this_thread::sleep_for(20ms);
+  EXPECT_TRUE(recorder.now().empty());
+  stream.add("\n");
+  EXPECT_EQ(recorder.wait_for(1), std::vector<std::string>{"stdout:one\n"});
+}
+
+TEST(StreamCoalescerTest, APartialLineStillGoesOutWithoutItsEnd) {
+  Recorder recorder;
+  StreamCoalescer stream(recorder.publisher(), 1ms, StreamCoalescer::kDefaultMaxPending, 5ms);
+  stream.add("progress 10%");
+  EXPECT_EQ(recorder.wait_for(1), std::vector<std::string>{"stdout:progress 10%"});
 }
 
 TEST(StreamCoalescerTest, ALargePendingTextGoesOutAtOnce) {
