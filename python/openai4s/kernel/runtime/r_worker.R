@@ -45,6 +45,8 @@ local(envir = new.env(parent = baseenv()), {
   S <- new.env(parent = emptyenv())
   S$cells <- 0L
   S$reopened_in <- FALSE
+  S$deferred <- list() # lines read past a cell's execute frame, for the main loop
+  S$swallowed <- FALSE # an interrupt swallowed between requests
   S$reopened_out <- FALSE
   S$reading <- NULL # files_read of the running cell, NULL outside one
   S$sinks <- NULL # the running cell's fifo paths (out, err), NULL outside one
@@ -162,11 +164,18 @@ local(envir = new.env(parent = baseenv()), {
   # uncaught interrupt halts Rscript) nor lose a frame, nor stop the next
   # request.
   W$read_line <- function() {
+    if (length(S$deferred)) {
+      line <- S$deferred[[1L]]
+      S$deferred <- S$deferred[-1L]
+      return(line)
+    }
     repeat {
       S$line <- NA_character_
       if (is.null(W$fds_dll)) W$connection_line() else W$next_line(-1L)
       # Resuming does not deliver a pending interrupt by itself; this does.
-      allowInterrupts(tryCatch(Sys.sleep(0), interrupt = function(e) NULL))
+      # One swallowed here may have been meant for the cell being read:
+      # W$take_owed_interrupt looks for the host's frame naming it.
+      allowInterrupts(tryCatch(Sys.sleep(0), interrupt = function(e) S$swallowed <- TRUE))
       if (!identical(S$line, NA_character_)) {
         return(S$line)
       }
@@ -839,9 +848,25 @@ local(envir = new.env(parent = baseenv()), {
   W$note_interrupt <- function(request) S$owed_interrupt <- request$seq
 
   W$take_owed_interrupt <- function(seq) {
-    owed <- S$owed_interrupt
+    owed <- list(S$owed_interrupt)
     S$owed_interrupt <- NULL
-    !is.null(seq) && identical(owed, seq)
+    # A signal swallowed between requests: the host wrote its frame before
+    # it, so the frame is in the pipe now (or was read above).
+    if (isTRUE(S$swallowed) && !is.null(W$fds_dll)) {
+      S$swallowed <- FALSE
+      repeat {
+        line <- W$next_line(0L)
+        if (is.null(line) || identical(line, NA_character_)) break
+        frame <- tryCatch(jsonlite::fromJSON(line, simplifyVector = FALSE), error = function(e) NULL)
+        if (is.list(frame) && identical(frame$type, "interrupt")) {
+          owed[[length(owed) + 1L]] <- frame$seq
+        } else {
+          S$deferred[[length(S$deferred) + 1L]] <- line
+        }
+      }
+    }
+    same <- function(x) is.numeric(x) && length(x) == 1L && is.numeric(seq) && x == seq
+    length(seq) == 1L && any(vapply(owed, same, TRUE))
   }
 
   # Interrupts are held but while a request is handled (and where
