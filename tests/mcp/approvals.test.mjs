@@ -37,6 +37,22 @@ test('once runs the command and asks again next time; the prompt shows it exactl
   assert.equal(asked.length, 2, 'once is for one call only');
 });
 
+test("a command's raw controls reach the prompt escaped, never raw", async (t) => {
+  const { client, asked } = await elicitingClient(t, ['once']);
+  const kernel = await newKernel(client);
+  // A real ESC sequence that erases the line, a carriage return and a
+  // right-to-left override: shown raw, they could make the prompt lie.
+  const command = "echo 'x\x1b[2K\rrm -rf /\u202e' > /dev/null; echo ok-ctrl";
+  assert.match(command, /\x1b/);
+  const cell = `print(host.bash(${JSON.stringify(command)})['stdout'])`;
+  const result = await run(client, kernel, cell);
+  assert.match(result.structuredContent.stdout, /ok-ctrl/, result.content[0].text);
+  assert.equal(asked.length, 1);
+  const message = asked[0].message;
+  assert.doesNotMatch(message, /[\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]/, message);
+  assert.ok(message.includes('ok-ctrl'), message);
+});
+
 test('always allows the same command again in this kernel without asking', async (t) => {
   const { client, asked } = await elicitingClient(t, ['always']);
   const kernel = await newKernel(client);
