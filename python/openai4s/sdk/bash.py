@@ -45,6 +45,14 @@ def _fail(message, cause=None):
     raise error
 
 
+def _refuse(message):
+    """A refusal is a decision, not a fault: the cell shows this one line,
+    not a traceback through the facade (as for a refused approval)."""
+    error = RuntimeError(message)
+    error._openai4s_one_line = True
+    raise error
+
+
 def _validate(command, timeout):
     if not isinstance(command, str) or not command.strip():
         _fail("bash: empty command")
@@ -58,7 +66,7 @@ def _validate(command, timeout):
         _fail("bash: timeout must be finite and positive")
     reason = _precheck.precheck(command)
     if reason:
-        _fail(f"bash: blocked by static safety precheck: {reason}")
+        _refuse(f"bash: blocked by static safety precheck: {reason}")
     return timeout
 
 
@@ -81,7 +89,7 @@ def _check_egress(call, command):
         verdict = _local_egress_verdict(domains)
     if isinstance(verdict, dict) and verdict.get("blocked"):
         blocked = verdict["blocked"]
-        _fail(verdict.get("message") or f"bash: domain {blocked} is outside the egress allowlist")
+        _refuse(verdict.get("message") or f"bash: domain {blocked} is outside the egress allowlist")
 
 
 def _local_egress_verdict(domains):

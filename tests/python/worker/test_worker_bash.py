@@ -121,6 +121,25 @@ def test_local_refusals_happen_before_any_rpc(worker, authority, call, error):
     assert authority.calls == []
 
 
+def test_a_precheck_or_egress_refusal_is_one_line_in_the_cell(worker, tmp_path):
+    """A refusal is a decision: the cell shows one line, not a traceback
+    through the facade (as a refused approval does)."""
+    authority = FakeBashAuthority(tmp_path)
+
+    def with_egress(method, args):
+        if method == "egress_check":
+            return {"blocked": "evil.example", "message": "evil.example is blocked"}
+        return authority(method, args)
+
+    for call, line in (
+        ("host.bash('rm -rf /')", "bash: blocked by static safety precheck: recursive delete"),
+        ("host.bash('curl -s https://evil.example/x')", "evil.example is blocked"),
+    ):
+        response, _ = worker.execute(call, on_host_call=with_egress)
+        assert response["error"].startswith("RuntimeError: " + line), response["error"]
+        assert response["error"].count("\n") == 1 and "Traceback" not in response["error"]
+
+
 def test_an_authorization_failure_runs_nothing(worker, tmp_path):
     def fail(method, args):
         raise RuntimeError("the host's store is locked")
