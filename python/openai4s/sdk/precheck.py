@@ -161,7 +161,8 @@ def _lex(text):
             in_word = True
             lexed.skeleton.append('""')
         elif char == "\\":
-            word.append(text[i + 1 : i + 2])
+            # Backslash-newline is a line continuation: it vanishes.
+            word.append(text[i + 1 : i + 2].replace("\n", ""))
             in_word = True
             i += 2
         elif text.startswith(("$(", "<(", ">("), i) or char == "`":
