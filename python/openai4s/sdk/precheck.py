@@ -108,7 +108,9 @@ class _Lexed:
 
 
 def _read_substitution(text, i, opening, closing):
-    """Index after the balanced ``closing`` that matches an opening at i."""
+    """Index after the balanced ``closing`` that matches an opening at i,
+    and where its body ends (the text's end when it never closes: the body
+    is then all the rest, as on the host)."""
     depth = 0
     while i < len(text):
         char = text[i]
@@ -123,10 +125,10 @@ def _read_substitution(text, i, opening, closing):
             depth -= 1
             i += 1
             if depth == 0:
-                return i
+                return i, i - 1
             continue
         i += 1
-    return i
+    return len(text), len(text)
 
 
 def _lex(text):
@@ -167,12 +169,14 @@ def _lex(text):
             i += 2
         elif text.startswith(("$(", "<(", ">("), i) or char == "`":
             # Command and process substitution: the body runs.
-            end = (
-                _read_substitution(text, i + 1, "(", ")")
-                if char != "`"
-                else text.find("`", i + 1) + 1 or n
-            )
-            body = text[i + 2 : end - 1] if char != "`" else text[i + 1 : end - 1]
+            if char != "`":
+                end, body_end = _read_substitution(text, i + 1, "(", ")")
+                body = text[i + 2 : body_end]
+            else:
+                body_end = text.find("`", i + 1)
+                body_end = n if body_end < 0 else body_end
+                end = min(body_end + 1, n)
+                body = text[i + 1 : body_end]
             lexed.nested.append(body)
             word.append(text[i:end])
             in_word = True
@@ -189,14 +193,21 @@ def _lex_double_quoted(text, i, word, lexed):
     n = len(text)
     while i < n and text[i] != '"':
         char = text[i]
-        if char == "\\" and i + 1 < n and text[i + 1] in '"\\$`':
-            word.append(text[i + 1])
+        if char == "\\" and i + 1 < n and text[i + 1] in '"\\$`\n':
+            # An escaped quote, backslash, $ or `; backslash-newline vanishes.
+            word.append(text[i + 1].replace("\n", ""))
             i += 2
         elif text.startswith("$(", i):
-            end = _read_substitution(text, i + 1, "(", ")")
-            lexed.nested.append(text[i + 2 : end - 1])
+            end, body_end = _read_substitution(text, i + 1, "(", ")")
+            lexed.nested.append(text[i + 2 : body_end])
             word.append(text[i:end])
             i = end
+        elif char == "`":  # `...` runs inside double quotes too
+            body_end = text.find("`", i + 1)
+            body_end = n if body_end < 0 else body_end
+            lexed.nested.append(text[i + 1 : body_end])
+            word.append(text[i : body_end + 1])
+            i = min(body_end + 1, n)
         else:
             word.append(char)
             i += 1
