@@ -158,8 +158,13 @@ def _lex(text):
             in_word = True
             lexed.skeleton.append("''")
             i = end + 1
-        elif char == '"':
-            i = _lex_double_quoted(text, i + 1, word, lexed)
+        elif text.startswith("$'", i):
+            i = _lex_ansi_c_quoted(text, i + 2, word)
+            in_word = True
+            lexed.skeleton.append("''")
+        elif char == '"' or text.startswith('$"', i):
+            # $"..." is a translatable double-quoted string.
+            i = _lex_double_quoted(text, i + (2 if char == "$" else 1), word, lexed)
             in_word = True
             lexed.skeleton.append('""')
         elif char == "\\":
@@ -187,6 +192,43 @@ def _lex(text):
             in_word = bool(word)
     finish()
     return lexed
+
+
+_ANSI_C_ESCAPES = dict(zip("ntrabeEfv\\'\"?", "\n\t\r\a\b\x1b\x1b\f\v\\'\"?"))
+
+
+def _ansi_c_digits(text, i, base, most):
+    """(value, index after) of up to `most` digits in `base` at i; value
+    None when there is none."""
+    j = i
+    while j < len(text) and j - i < most and _is_digit_in(text[j], base):
+        j += 1
+    return (int(text[i:j], base) if j > i else None), j
+
+
+def _is_digit_in(char, base):
+    return char in "0123456789abcdefABCDEF" and int(char, 16) < base
+
+
+def _lex_ansi_c_quoted(text, i, word):
+    """$'...' from i (after the quote): its escapes decoded as bash does, so
+    $'\x72m' is rm. Returns the index after the closing quote."""
+    n = len(text)
+    while i < n and text[i] != "'":
+        if text[i] != "\\" or i + 1 >= n:
+            word.append(text[i])
+            i += 1
+            continue
+        escape, i = text[i + 1], i + 2
+        value = None
+        if escape in _ANSI_C_ESCAPES:
+            value = ord(_ANSI_C_ESCAPES[escape])
+        elif escape == "x":
+            value, i = _ansi_c_digits(text, i, 16, 2)
+        elif escape in "01234567":
+            value, i = _ansi_c_digits(text, i - 1, 8, 3)
+        word.append("\\" + escape if value is None else chr(value & 0xFF))
+    return i + 1
 
 
 def _lex_double_quoted(text, i, word, lexed):
