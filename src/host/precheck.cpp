@@ -13,12 +13,16 @@
 // the worker's Python check reads too); nesting past its depth limit, deletes
 // it cannot resolve and anything it fails to analyse are refused, and so are
 // scripts it cannot read (eval or sh -c of an expansion, a pipe into a
-// shell, an alias definition, an expansion run as a command after IFS
-// changed).
+// shell or xargs sh, a shell or source fed a process substitution, a shell's
+// here-string or here-document holding an expansion, an alias definition,
+// an expansion run as a command after IFS changed). Here-documents become
+// here-strings before lexing, so a cat body is data, a bash body a script
+// (sh <<< S is read like sh -c S) and a python3 - body a program.
 //
 // A guard against accidents, not a security boundary: the sandbox is.
 #include "host/precheck.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -201,6 +205,8 @@ std::uint32_t xargs_rows(const std::vector<std::string>& args, Cwd cwd) {
   const std::vector<std::string> run = shell::strip_launch_prefixes(rest);
   if (run.empty()) return 0;
   const std::string_view name = basename_of(run.front());
+  // Its script (or the words of its -c script) come from the pipe.
+  if (is_shell(name)) return kShellFromPipe;
   if (name != rules().rm && !is_unresolved(name)) return 0;
   return rm_rows(std::vector<std::string>(run.begin() + 1, run.end()), cwd, true);
 }
@@ -230,8 +236,9 @@ bool is_interpreter(std::string_view name) {
   return end != std::string_view::npos && contains(rules().interpreters, name.substr(0, end + 1));
 }
 
-// python3 -c / perl -e ... that names rmtree or unlink and / or ~: each
-// argument is searched for a fixed set of short literals, so linear.
+// python3 -c / perl -e ... (or a program on stdin: python3 - <<EOF) that
+// names rmtree, unlink or remove and / or ~: each argument and stdin text
+// is searched for a fixed set of short literals, so linear.
 std::uint32_t interpreter_rows(const std::vector<std::string>& args) {
   bool deletes = false;
   bool rooted = false;
@@ -319,9 +326,9 @@ bool is_raw_block_device(std::string_view path) {
 }
 
 std::uint32_t command_rows(const std::vector<std::string>& words,
-                           const std::vector<std::string>& write_targets, Cwd cwd) {
+                           const shell::SimpleCommand& command, Cwd cwd) {
   std::uint32_t rows = 0;
-  for (const std::string& target : write_targets) {
+  for (const std::string& target : command.write_targets) {
     if (is_raw_block_device(target)) rows |= kRawDevice;
   }
   if (words.empty()) return rows;
@@ -337,7 +344,11 @@ std::uint32_t command_rows(const std::vector<std::string>& words,
   if (name == "chmod" && chmod_matches(args)) rows |= kChmodRoot;
   if (ascii::matches_lower_at(name, 0, "mkfs")) rows |= kMkfs;  // mkfs2, MKFS.ext4 as a command
   if (name == "rsync") rows |= rsync_rows(args, cwd);
-  if (is_interpreter(name)) rows |= interpreter_rows(args);
+  if (is_interpreter(name)) {
+    std::vector<std::string> program = args;
+    program.insert(program.end(), command.read_sources.begin(), command.read_sources.end());
+    rows |= interpreter_rows(program);
+  }
   return rows;
 }
 
@@ -441,10 +452,39 @@ std::size_t command_script_index(const std::vector<std::string>& run) {
   return 0;
 }
 
+bool is_process_substitution(std::string_view word) {
+  for (const std::string& marker : rules().process_substitutions) {
+    if (word.find(marker) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+template <typename Pred>
+bool any_of_words(const std::vector<std::string>& words, std::size_t from, Pred pred) {
+  for (std::size_t i = from; i < words.size(); ++i) {
+    if (pred(words[i])) return true;
+  }
+  return false;
+}
+
+// A shell without -c: its script is stdin (a pipe, a process substitution,
+// a here-string) or an operand (a process substitution). A < file's name is
+// read as a script too: harmless, a name alone deletes nothing.
+std::uint32_t stdin_script_rows(const std::vector<std::string>& run,
+                                const std::vector<std::string>& sources, bool piped_in) {
+  if (piped_in || any_of_words(run, 1, is_process_substitution) ||
+      any_of_words(sources, 0, is_process_substitution)) {
+    return kShellFromPipe;
+  }
+  return any_of_words(sources, 0, holds_expansion) ? std::uint32_t{kUnresolvedScript} : 0U;
+}
+
 // Scripts the precheck cannot read: eval or sh -c of an expansion or a
 // substitution (known only when it runs), an alias definition (it renames
-// commands out of sight), a shell reading its script from a pipe.
-std::uint32_t script_rows(const std::vector<std::string>& run, bool piped_in) {
+// commands out of sight), a shell reading its script from a pipe, a process
+// substitution, or a here-string / here-document holding an expansion.
+std::uint32_t script_rows(const std::vector<std::string>& run,
+                          const std::vector<std::string>& sources, bool piped_in) {
   if (run.empty()) return 0;
   const std::string_view name = basename_of(run.front());
   if (name == "eval") {
@@ -459,11 +499,14 @@ std::uint32_t script_rows(const std::vector<std::string>& run, bool piped_in) {
     }
     return 0;
   }
+  if (contains(rules().script_sourcers, name)) {
+    return any_of_words(run, 1, is_process_substitution) ? std::uint32_t{kShellFromPipe} : 0U;
+  }
   if (!is_shell(name) && name != "su") return 0;
   if (const std::size_t script = command_script_index(run); script != 0) {
     return holds_expansion(run[script]) ? std::uint32_t{kUnresolvedScript} : 0U;
   }
-  return piped_in && is_shell(name) ? std::uint32_t{kShellFromPipe} : 0U;
+  return is_shell(name) ? stdin_script_rows(run, sources, piped_in) : 0U;
 }
 
 bool assigns_ifs(const std::vector<std::string>& words) {
@@ -476,9 +519,9 @@ bool assigns_ifs(const std::vector<std::string>& words) {
 }
 
 // Scripts a command hands to another interpreter: `sh -c S`, `su -c S`,
-// `eval S...`, `env -S S`, and an alias's value.
+// `eval S...`, `env -S S`, `sh <<< S`, and an alias's value.
 void collect_scripts(const std::vector<std::string>& words, const std::vector<std::string>& run,
-                     std::vector<std::string>& scripts) {
+                     const std::vector<std::string>& sources, std::vector<std::string>& scripts) {
   for (std::size_t i = 0; i < words.size(); ++i) {
     if (basename_of(words[i]) != "env") continue;
     for (std::size_t j = i + 1; j < words.size() && starts_with(words[j], "-"); ++j) {
@@ -510,11 +553,171 @@ void collect_scripts(const std::vector<std::string>& words, const std::vector<st
   if (!is_shell(name) && name != "su") return;
   if (const std::size_t script = command_script_index(run); script != 0) {
     scripts.push_back(run[script]);
+  } else if (is_shell(name)) {
+    scripts.insert(scripts.end(), sources.begin(), sources.end());
   }
 }
 
+// --- Here-documents as here-strings -----------------------------------------
+// The shared lexer knows <<< but not <<: it would read a here-document's body
+// as commands. So before lexing each one is rewritten in place as the
+// here-string of its body (bash <<EOF\n$CMD\nEOF becomes bash <<< "$CMD"):
+// an unquoted delimiter expands the body, so it becomes a double-quoted word
+// whose $, $(...) and backquotes stay visible; a quoted one (<<'EOF') does
+// not, so it becomes a single-quoted word. <<- strips leading tabs. The
+// worker's precheck_heredoc.py does the same, step for step. One forward
+// pass; a body whose delimiter line never comes leaves the text as it was
+// (its lines are then read as commands, the closed side).
+
+constexpr std::string_view kWordEnds = " \t\n;&|<>()";
+
+struct PendingHeredoc {
+  std::size_t slot = 0;  // index in the output pieces of its here-string
+  std::string delimiter;
+  bool quoted = false;
+  bool strip_tabs = false;
+};
+
+// End of the quoted span, escape or arithmetic at i (i + 1 for a plain
+// character): the shell sees no << inside them.
+std::size_t skip_quoted(std::string_view text, std::size_t i) {
+  const std::size_t n = text.size();
+  const char c = text[i];
+  if (c == '\\') return std::min(i + 2, n);
+  if (c == '\'') {
+    const std::size_t end = text.find('\'', i + 1);
+    return end == std::string_view::npos ? n : end + 1;
+  }
+  if (c == '"') {
+    std::size_t j = i + 1;
+    while (j < n && text[j] != '"') j += text[j] == '\\' ? 2U : 1U;
+    return std::min(j + 1, n);
+  }
+  if (text.substr(i, 2) == "((") {  // $((1<<2)), ((x <<= 1)): arithmetic
+    const std::size_t end = text.find("))", i + 2);
+    return end == std::string_view::npos ? n : end + 2;
+  }
+  return i + 1;
+}
+
+// After << at i: records the here-document and leaves a slot in `out` for
+// its here-string (text goes on in a new last piece). Returns the index
+// after the delimiter.
+std::size_t read_delimiter(std::string_view text, std::size_t i,
+                           std::vector<PendingHeredoc>& pending, std::vector<std::string>& out) {
+  const std::size_t n = text.size();
+  PendingHeredoc heredoc;
+  heredoc.strip_tabs = i < n && text[i] == '-';
+  if (heredoc.strip_tabs) ++i;
+  while (i < n && (text[i] == ' ' || text[i] == '\t')) ++i;
+  bool any = false;
+  while (i < n && kWordEnds.find(text[i]) == std::string_view::npos) {
+    const std::size_t end = skip_quoted(text, i);
+    const char c = text[i];
+    if (c == '\'' || c == '"' || c == '\\') {
+      heredoc.quoted = true;
+      const std::size_t close = c == '\\' ? end : std::max(end - 1, i + 1);
+      heredoc.delimiter.append(text.substr(i + 1, close - (i + 1)));
+    } else {
+      heredoc.delimiter.append(text.substr(i, end - i));
+    }
+    any = true;
+    i = end;
+  }
+  if (!any) {
+    out.back().append("<<");  // no word: not a here-document the shell accepts
+    return i;
+  }
+  heredoc.slot = out.size();
+  out.emplace_back();  // the slot
+  out.emplace_back();  // the text after it
+  pending.push_back(std::move(heredoc));
+  return i;
+}
+
+std::string heredoc_as_word(std::string_view body, bool quoted) {
+  std::string word(1, quoted ? '\'' : '"');
+  for (char c : body) {
+    if (quoted && c == '\'') {
+      word.append("'\\''");
+    } else if (!quoted && (c == '\\' || c == '"')) {
+      word.append(1, '\\').append(1, c);
+    } else {
+      word.push_back(c);
+    }
+  }
+  word.push_back(quoted ? '\'' : '"');
+  return word;
+}
+
+// Reads the bodies of the pending here-documents from i on, in order, and
+// fills their slots. Returns the index after the last delimiter line, or
+// npos when one never comes.
+std::size_t read_bodies(std::string_view text, std::size_t i,
+                        const std::vector<PendingHeredoc>& pending, std::vector<std::string>& out) {
+  const std::size_t n = text.size();
+  for (const PendingHeredoc& heredoc : pending) {
+    std::string body;
+    bool first = true;
+    for (;;) {
+      if (i >= n) return std::string_view::npos;
+      std::size_t end = text.find('\n', i);
+      if (end == std::string_view::npos) end = n;
+      std::string_view line = text.substr(i, end - i);
+      i = end + 1;
+      if (heredoc.strip_tabs)
+        line.remove_prefix(std::min(line.find_first_not_of('\t'), line.size()));
+      if (line == heredoc.delimiter) break;
+      body.append(first ? "" : "\n").append(line);
+      first = false;
+    }
+    out[heredoc.slot] = "<<< " + heredoc_as_word(body, heredoc.quoted);
+  }
+  return std::min(i, n);
+}
+
+// `text` with each here-document replaced by a here-string.
+std::string inline_heredocs(std::string_view text) {
+  if (text.find("<<") == std::string_view::npos) return std::string(text);
+  std::vector<std::string> out(1);  // text pieces, appended to at the back
+  std::vector<PendingHeredoc> pending;
+  std::size_t i = 0;
+  const std::size_t n = text.size();
+  bool word_start = true;
+  while (i < n) {
+    const char c = text[i];
+    if (c == '\n' && !pending.empty()) {
+      out.back().push_back('\n');
+      i = read_bodies(text, i + 1, pending, out);
+      if (i == std::string_view::npos) return std::string(text);
+      pending.clear();
+      word_start = true;
+    } else if (text.substr(i, 3) == "<<<") {
+      out.back().append("<<<");
+      i += 3;
+    } else if (text.substr(i, 2) == "<<") {
+      i = read_delimiter(text, i + 2, pending, out);
+    } else if (c == '#' && word_start) {
+      std::size_t end = text.find('\n', i);
+      if (end == std::string_view::npos) end = n;
+      out.back().append(text.substr(i, end - i));
+      i = end;
+    } else {
+      const std::size_t end = skip_quoted(text, i);
+      out.back().append(text.substr(i, end - i));
+      word_start = kWordEnds.find(c) != std::string_view::npos;
+      i = end;
+    }
+  }
+  if (!pending.empty()) return std::string(text);
+  std::string joined;
+  joined.reserve(n);
+  for (const std::string& piece : out) joined.append(piece);
+  return joined;
+}
+
 std::uint32_t analyse(std::string_view text, int depth) {
-  const shell::Lexed lexed = shell::lex(text);
+  const shell::Lexed lexed = shell::lex(inline_heredocs(text));
   const std::vector<shell::SimpleCommand> commands = shell::simple_commands(lexed.tokens);
   std::vector<std::vector<std::string>> runs;
   runs.reserve(commands.size());
@@ -525,8 +728,8 @@ std::uint32_t analyse(std::string_view text, int depth) {
   for (const shell::SimpleCommand& command : commands) {
     runs.push_back(shell::strip_launch_prefixes(command.words));
     const std::vector<std::string>& run = runs.back();
-    rows |= command_rows(run, command.write_targets, cwd);
-    rows |= script_rows(run, piped_in);
+    rows |= command_rows(run, command, cwd);
+    rows |= script_rows(run, command.read_sources, piped_in);
     // After IFS changes, an expansion run as a command splits into words
     // nobody can see here (IFS=,; c=rm,-rf,/; $c).
     ifs_changed = ifs_changed || assigns_ifs(command.words);
@@ -540,7 +743,7 @@ std::uint32_t analyse(std::string_view text, int depth) {
   if (pipes_download_into_shell(commands, runs)) rows |= kCurlPipeShell;
   std::vector<std::string> scripts = lexed.nested;
   for (std::size_t k = 0; k < commands.size(); ++k) {
-    collect_scripts(commands[k].words, runs[k], scripts);
+    collect_scripts(commands[k].words, runs[k], commands[k].read_sources, scripts);
   }
   // Past the limit nothing is known about what runs: refused, not skipped.
   if (!scripts.empty() && depth >= rules().max_depth) return rows | kTooDeep;

@@ -55,6 +55,8 @@ PrecheckRules parse_rules() {
   }
   out.prefix_with_operand = string_set(rules.at("prefix_with_operand"));
   out.reserved_words = string_set(rules.at("reserved_words"));
+  out.script_sourcers = string_set(rules.at("script_sourcers"));
+  out.process_substitutions = rules.at("process_substitutions").get<std::vector<std::string>>();
   return out;
 }
 

@@ -40,6 +40,8 @@ struct PrecheckRules {
   std::map<std::string, std::vector<std::string>, std::less<>> launch_prefixes;
   std::set<std::string, std::less<>> prefix_with_operand;
   std::set<std::string, std::less<>> reserved_words;
+  std::set<std::string, std::less<>> script_sourcers;  // source, .: run a file as a script
+  std::vector<std::string> process_substitutions;      // <( and >(: a pipe, not a file
 };
 
 // Parsed on first use; a table that does not parse is a build defect, so it

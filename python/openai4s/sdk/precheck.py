@@ -19,16 +19,23 @@ expansion, a substitution, a brace list or ``..``, names from a pipe
 (``xargs rm``), ``find -delete``/``-exec rm``, a command name that is itself
 an expansion, and relative targets after a ``cd`` it cannot follow; and on
 scripts it cannot read: ``eval`` or ``sh -c`` of an expansion or a
-substitution, a pipe into a shell, an alias definition, a command named by
-an expansion after an ``IFS`` assignment. ``~user`` is a home like ``~``;
-``rsync --delete`` into ``/`` or ``~`` and ``python3 -c``/``perl -e``
-one-liners naming ``rmtree``/``unlink`` with ``/`` or ``~`` are refused.
+substitution, a pipe into a shell (``xargs sh`` too), a shell or ``source``
+fed a process substitution (``source <(curl x)``), a shell's here-string or
+here-document holding an expansion (``bash <<< "$CMD"``), an alias
+definition, a command named by an expansion after an ``IFS`` assignment.
+Here-documents become here-strings before lexing (precheck_heredoc.py), so a
+``cat`` body is data and a ``bash`` body is a script. ``~user`` is a home
+like ``~``; ``rsync --delete`` into ``/`` or ``~`` and ``python3 -c``/
+``perl -e`` one-liners (or programs on stdin: ``python3 - <<EOF``) naming
+``rmtree``/``unlink``/``remove`` with ``/`` or ``~`` are refused.
 Time is linear in the command length.
 """
 
 import json
 import re
 from pathlib import Path
+
+from openai4s.sdk.precheck_heredoc import inline_heredocs
 
 _RULES = json.loads((Path(__file__).with_name("precheck_rules.json")).read_text("utf-8"))
 _REASONS = _RULES["reasons"]
@@ -53,6 +60,7 @@ UNANALYSABLE = _REASONS["unanalysable"]
 _MAX_DEPTH = _RULES["max_depth"]
 _SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "&", "(", ")", "\n"})
 _REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<", "<<", "<<<", "<>", "<&"})
+_READ_REDIRECTS = frozenset({"<", "<<<"})
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _OPERATORS = sorted(_SEPARATORS | _REDIRECTS, key=len, reverse=True)
 _OPERATOR_STARTS = frozenset(op[0] for op in _OPERATORS)
@@ -80,6 +88,8 @@ _DIRECTORY_CHANGERS = frozenset(_DELETE["directory_changers"])
 _PREFIXES = {name: frozenset(options) for name, options in _RULES["launch_prefixes"].items()}
 _PREFIX_WITH_OPERAND = frozenset(_RULES["prefix_with_operand"])
 _RESERVED_WORDS = frozenset(_RULES["reserved_words"])
+_SCRIPT_SOURCERS = frozenset(_RULES["script_sourcers"])
+_PROCESS_SUBSTITUTIONS = tuple(_RULES["process_substitutions"])
 _RAW_BLOCK_DEVICE = re.compile(
     r"/dev/(sd[a-z]+\d*|hd[a-z]+\d*|vd[a-z]+\d*|xvd[a-z]+\d*"
     r"|nvme\d+n\d+(p\d+)?|mmcblk\d+(p\d+)?|disk\d+(s\d+)?)"
@@ -98,7 +108,9 @@ class _Lexed:
 
 
 def _read_substitution(text, i, opening, closing):
-    """Index after the balanced ``closing`` that matches an opening at i."""
+    """Index after the balanced ``closing`` that matches an opening at i,
+    and where its body ends (the text's end when it never closes: the body
+    is then all the rest, as on the host)."""
     depth = 0
     while i < len(text):
         char = text[i]
@@ -113,10 +125,10 @@ def _read_substitution(text, i, opening, closing):
             depth -= 1
             i += 1
             if depth == 0:
-                return i
+                return i, i - 1
             continue
         i += 1
-    return i
+    return len(text), len(text)
 
 
 def _lex(text):
@@ -146,22 +158,30 @@ def _lex(text):
             in_word = True
             lexed.skeleton.append("''")
             i = end + 1
-        elif char == '"':
-            i = _lex_double_quoted(text, i + 1, word, lexed)
+        elif text.startswith("$'", i):
+            i = _lex_ansi_c_quoted(text, i + 2, word)
+            in_word = True
+            lexed.skeleton.append("''")
+        elif char == '"' or text.startswith('$"', i):
+            # $"..." is a translatable double-quoted string.
+            i = _lex_double_quoted(text, i + (2 if char == "$" else 1), word, lexed)
             in_word = True
             lexed.skeleton.append('""')
         elif char == "\\":
-            word.append(text[i + 1 : i + 2])
+            # Backslash-newline is a line continuation: it vanishes.
+            word.append(text[i + 1 : i + 2].replace("\n", ""))
             in_word = True
             i += 2
         elif text.startswith(("$(", "<(", ">("), i) or char == "`":
             # Command and process substitution: the body runs.
-            end = (
-                _read_substitution(text, i + 1, "(", ")")
-                if char != "`"
-                else text.find("`", i + 1) + 1 or n
-            )
-            body = text[i + 2 : end - 1] if char != "`" else text[i + 1 : end - 1]
+            if char != "`":
+                end, body_end = _read_substitution(text, i + 1, "(", ")")
+                body = text[i + 2 : body_end]
+            else:
+                body_end = text.find("`", i + 1)
+                body_end = n if body_end < 0 else body_end
+                end = min(body_end + 1, n)
+                body = text[i + 1 : body_end]
             lexed.nested.append(body)
             word.append(text[i:end])
             in_word = True
@@ -174,18 +194,62 @@ def _lex(text):
     return lexed
 
 
+_ANSI_C_ESCAPES = dict(zip("ntrabeEfv\\'\"?", "\n\t\r\a\b\x1b\x1b\f\v\\'\"?"))
+
+
+def _ansi_c_digits(text, i, base, most):
+    """(value, index after) of up to `most` digits in `base` at i; value
+    None when there is none."""
+    j = i
+    while j < len(text) and j - i < most and _is_digit_in(text[j], base):
+        j += 1
+    return (int(text[i:j], base) if j > i else None), j
+
+
+def _is_digit_in(char, base):
+    return char in "0123456789abcdefABCDEF" and int(char, 16) < base
+
+
+def _lex_ansi_c_quoted(text, i, word):
+    """$'...' from i (after the quote): its escapes decoded as bash does, so
+    $'\x72m' is rm. Returns the index after the closing quote."""
+    n = len(text)
+    while i < n and text[i] != "'":
+        if text[i] != "\\" or i + 1 >= n:
+            word.append(text[i])
+            i += 1
+            continue
+        escape, i = text[i + 1], i + 2
+        value = None
+        if escape in _ANSI_C_ESCAPES:
+            value = ord(_ANSI_C_ESCAPES[escape])
+        elif escape == "x":
+            value, i = _ansi_c_digits(text, i, 16, 2)
+        elif escape in "01234567":
+            value, i = _ansi_c_digits(text, i - 1, 8, 3)
+        word.append("\\" + escape if value is None else chr(value & 0xFF))
+    return i + 1
+
+
 def _lex_double_quoted(text, i, word, lexed):
     n = len(text)
     while i < n and text[i] != '"':
         char = text[i]
-        if char == "\\" and i + 1 < n and text[i + 1] in '"\\$`':
-            word.append(text[i + 1])
+        if char == "\\" and i + 1 < n and text[i + 1] in '"\\$`\n':
+            # An escaped quote, backslash, $ or `; backslash-newline vanishes.
+            word.append(text[i + 1].replace("\n", ""))
             i += 2
         elif text.startswith("$(", i):
-            end = _read_substitution(text, i + 1, "(", ")")
-            lexed.nested.append(text[i + 2 : end - 1])
+            end, body_end = _read_substitution(text, i + 1, "(", ")")
+            lexed.nested.append(text[i + 2 : body_end])
             word.append(text[i:end])
             i = end
+        elif char == "`":  # `...` runs inside double quotes too
+            body_end = text.find("`", i + 1)
+            body_end = n if body_end < 0 else body_end
+            lexed.nested.append(text[i + 1 : body_end])
+            word.append(text[i : body_end + 1])
+            i = min(body_end + 1, n)
         else:
             word.append(char)
             i += 1
@@ -212,8 +276,9 @@ def _lex_operator_or_char(text, i, word, lexed, finish):
 
 
 def _commands(tokens):
-    """Simple commands as (words, write-redirect targets, op that follows)."""
-    commands, words, targets = [], [], []
+    """Simple commands as (words, write-redirect targets, read sources (what
+    < and <<< feed stdin), op that follows)."""
+    commands, words, targets, sources = [], [], [], []
     i = 0
     while i < len(tokens):
         kind, text = tokens[i]
@@ -221,16 +286,18 @@ def _commands(tokens):
             if i + 1 < len(tokens) and tokens[i + 1][0] == "word":
                 if text in _WRITE_REDIRECTS:
                     targets.append(tokens[i + 1][1])
+                elif text in _READ_REDIRECTS:
+                    sources.append(tokens[i + 1][1])
                 i += 2
                 continue
         elif kind == "op":
-            commands.append((words, targets, text))
-            words, targets = [], []
+            commands.append((words, targets, sources, text))
+            words, targets, sources = [], [], []
         else:
             words.append(text)
         i += 1
-    commands.append((words, targets, None))
-    return [command for command in commands if command[0] or command[1]]
+    commands.append((words, targets, sources, None))
+    return [command for command in commands if command[0] or command[1] or command[2]]
 
 
 def _basename(word):
@@ -348,6 +415,9 @@ def _xargs_rows(args, cwd):
     if not run:
         return set()
     name = _basename(run[0])
+    if name in _SHELLS:
+        # Its script (or the words of its -c script) come from the pipe.
+        return {"shell_from_pipe"}
     if name == _DELETE["rm"] or _unresolved(name):
         return _rm_rows(run[1:], cwd, from_pipe=True)
     return set()
@@ -373,7 +443,8 @@ def _is_interpreter(name):
 
 
 def _interpreter_rows(args):
-    """python3 -c / perl -e ... naming rmtree or unlink and / or ~."""
+    """python3 -c / perl -e ... (or a program on stdin: python3 - <<EOF)
+    naming rmtree, unlink or remove and / or ~."""
     deletes = any(word in arg for arg in args for word in _DELETE_WORDS)
     rooted = any(literal in arg for arg in args for literal in _ROOT_LITERALS)
     return {"interpreter_delete"} if deletes and rooted else set()
@@ -393,9 +464,14 @@ def _command_script_index(run):
     return None
 
 
-def _script_rows(run, piped_in):
+def _is_process_substitution(word):
+    return any(marker in word for marker in _PROCESS_SUBSTITUTIONS)
+
+
+def _script_rows(run, sources, piped_in):
     """Scripts the precheck cannot read: eval or sh -c of an expansion, an
-    alias definition, a shell reading its script from a pipe."""
+    alias definition, a shell reading its script from a pipe, a process
+    substitution, or a here-string / here-document holding an expansion."""
     if not run:
         return set()
     name, args = _basename(run[0]), run[1:]
@@ -403,12 +479,20 @@ def _script_rows(run, piped_in):
         return {"unresolved_script"} if any(map(_holds_expansion, args)) else set()
     if name == "alias":
         return {"alias_definition"} if any("=" in arg for arg in args) else set()
+    if name in _SCRIPT_SOURCERS:
+        return {"shell_from_pipe"} if any(map(_is_process_substitution, args)) else set()
     if name not in _SHELLS and name != "su":
         return set()
     index = _command_script_index(run)
     if index is not None:
         return {"unresolved_script"} if _holds_expansion(run[index]) else set()
-    return {"shell_from_pipe"} if piped_in and name in _SHELLS else set()
+    if name not in _SHELLS:
+        return set()
+    if piped_in or any(map(_is_process_substitution, args + sources)):
+        return {"shell_from_pipe"}
+    # Without -c a shell's stdin is its script (a < file's name is read as
+    # one too: harmless, a name alone deletes nothing).
+    return {"unresolved_script"} if any(map(_holds_expansion, sources)) else set()
 
 
 def _cd_state(args, cwd):
@@ -442,9 +526,9 @@ def _chmod_rows(args):
     return set()
 
 
-def _nested_scripts(words, run):
+def _nested_scripts(words, run, sources):
     """Scripts a command hands to another interpreter: ``sh -c S``,
-    ``su -c S``, ``eval S``, ``env -S S``."""
+    ``su -c S``, ``eval S``, ``env -S S``, ``sh <<< S``."""
     scripts = []
     for i, word in enumerate(words):
         if _basename(word) != "env":
@@ -471,10 +555,12 @@ def _nested_scripts(words, run):
         index = _command_script_index(run)
         if index is not None:
             scripts.append(run[index])
+        elif name in _SHELLS:
+            scripts.extend(sources)
     return scripts
 
 
-def _command_rows(run, targets, cwd):
+def _command_rows(run, targets, sources, cwd):
     rows = set()
     for target in targets:
         if _RAW_BLOCK_DEVICE.fullmatch(target):
@@ -498,7 +584,7 @@ def _command_rows(run, targets, cwd):
     if name == "rsync":
         rows |= _rsync_rows(args, cwd)
     if _is_interpreter(name):
-        rows |= _interpreter_rows(args)
+        rows |= _interpreter_rows(args + sources)
     return rows
 
 
@@ -506,7 +592,7 @@ def _substitutes_download(word):
     if not any(c in word for c in "$`<"):
         return False
     for body in _lex(word).nested:
-        for words, _targets, _op in _commands(_lex(body).tokens):
+        for words, _targets, _sources, _op in _commands(_lex(body).tokens):
             run = _strip_prefixes(words)
             if run and _basename(run[0]) in _DOWNLOADERS:
                 return True
@@ -543,11 +629,11 @@ def _has_fork_bomb(text):
 
 def _pipes_download_into_shell(commands):
     downloading = piped_in = False
-    for run, _targets, op in commands:
+    for run, _targets, sources, op in commands:
         name = _basename(run[0]) if run else ""
         if piped_in and downloading and name in _SHELLS:
             return True
-        if name in _SHELLS and any(_substitutes_download(arg) for arg in run[1:]):
+        if name in _SHELLS and any(_substitutes_download(arg) for arg in run[1:] + sources):
             return True
         if not piped_in:
             downloading = False
@@ -558,15 +644,15 @@ def _pipes_download_into_shell(commands):
 
 def _classify(command, depth):
     """The rows `command` matches, anywhere in it."""
-    lexed = _lex(command)
+    lexed = _lex(inline_heredocs(command))
     raw = _commands(lexed.tokens)
     rows, cwd, runs = set(), None, []
     piped_in = ifs_changed = False
-    for words, targets, op in raw:
+    for words, targets, sources, op in raw:
         run = _strip_prefixes(words)
-        runs.append((run, targets, op))
-        rows |= _command_rows(run, targets, cwd)
-        rows |= _script_rows(run, piped_in)
+        runs.append((run, targets, sources, op))
+        rows |= _command_rows(run, targets, sources, cwd)
+        rows |= _script_rows(run, sources, piped_in)
         # After IFS changes, an expansion run as a command splits into
         # words nobody can see here (IFS=,; c=rm,-rf,/; $c).
         ifs_changed = ifs_changed or any(w.startswith(_IFS_ASSIGNMENTS) for w in words)
@@ -581,8 +667,8 @@ def _classify(command, depth):
     if _pipes_download_into_shell(runs):
         rows.add("curl_pipe_shell")
     scripts = list(lexed.nested)
-    for (words, _targets, _op), (run, _t, _o) in zip(raw, runs):
-        scripts.extend(_nested_scripts(words, run))
+    for (words, _targets, sources, _op), (run, *_rest) in zip(raw, runs):
+        scripts.extend(_nested_scripts(words, run, sources))
     if scripts and depth >= _MAX_DEPTH:
         rows.add("too_deep")
     elif scripts:

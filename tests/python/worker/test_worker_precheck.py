@@ -49,6 +49,11 @@ def test_it_stays_linear_on_long_option_runs():
     assert precheck("alias " + "a=b " * 20_000) == precheck_module.ALIAS_DEFINITION
     assert precheck("echo | " * 20_000 + "sh") == precheck_module.SHELL_FROM_PIPE
     assert precheck("IFS=,; " + "$c; " * 10_000) == precheck_module.UNRESOLVED_SCRIPT
+    # Here-documents are rewritten in one pass, however many there are.
+    heredocs = "cat <<A <<B\nx\nA\ny\nB\n" * 5_000 + 'bash <<< "$X"'
+    assert precheck(heredocs) == precheck_module.UNRESOLVED_SCRIPT
+    assert precheck("bash <<'EOF'\n" + "echo 'a' \"b\"\n" * 5_000 + "EOF") is None
+    assert precheck("cat <<EOF\n" * 5_000) is None
     assert time.perf_counter() - started < 30
 
 

@@ -195,6 +195,20 @@ TEST(PrecheckTest, LongOptionRunsStayLinear) {
   EXPECT_EQ(static_precheck(aliases), precheck_rules().reasons.at("alias_definition"));
   EXPECT_EQ(static_precheck(pipes + "sh"), std::optional<std::string>(kPipedShell));
   EXPECT_EQ(static_precheck(expansions), precheck_rules().reasons.at("unresolved_script"));
+  // Here-documents are rewritten in one pass, however many there are, and
+  // a body with a quote in every line escapes each one once.
+  std::string heredocs;
+  std::string quoted_body = "bash <<'EOF'\n";
+  std::string unterminated;
+  for (int i = 0; i < 20'000; ++i) {
+    heredocs += "cat <<A <<B\nx\nA\ny\nB\n";
+    quoted_body += "echo 'a' \"b\"\n";
+    unterminated += "cat <<EOF\n";
+  }
+  EXPECT_EQ(static_precheck(heredocs + "bash <<< \"$X\""),
+            precheck_rules().reasons.at("unresolved_script"));
+  EXPECT_EQ(static_precheck(quoted_body + "EOF"), std::nullopt);
+  EXPECT_EQ(static_precheck(unterminated), std::nullopt);
   const auto elapsed = std::chrono::steady_clock::now() - start;
   // Not a speed target: a quadratic scan of these megabyte inputs would take
   // many minutes, a linear one well under a second (about 2 s under ASan on
