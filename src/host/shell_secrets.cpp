@@ -267,8 +267,34 @@ bool is_value_char(char c) {
   return !ascii::is_space(c) && c != ';' && c != '&' && c != '|' && c != ')' && c != '`';
 }
 
-// "--secret-name <spaces> value" -> "--secret-name <spaces> <redacted>", and
-// "-u"/"--user" followed by "name:password" keeps the name.
+// Where the value of the option word text[i, name_end) starts, and whether
+// it is curl's user:password: "--secret-name <blanks> value", "-u name:pw",
+// "--user name:pw", "--user=name:pw" and "-uname:pw" (curl takes all of
+// them). npos when the word is not such an option or has no value.
+struct OptionValue {
+  std::size_t start = std::string_view::npos;
+  bool user = false;
+};
+
+OptionValue option_value_at(std::string_view text, std::size_t i, std::size_t name_end) {
+  const std::string_view option = text.substr(i, name_end - i);
+  if (option.size() > 2 && option.starts_with("-u") && name_end < text.size() &&
+      text[name_end] == ':') {
+    return {i + 2, true};  // -uname:pw, the value attached
+  }
+  if (option == "--user" && name_end < text.size() && text[name_end] == '=') {
+    return {name_end + 1, true};
+  }
+  const bool user = option == "-u" || option == "--user";
+  const std::size_t gap = run_length(text, name_end, [](char c) { return c == ' ' || c == '\t'; });
+  const std::size_t start = name_end + gap;
+  const bool secret = option.starts_with("--") && is_secret_name(option);
+  if (gap == 0 || start >= text.size() || text[start] == '-' || !(user || secret)) return {};
+  return {start, user};
+}
+
+// "--secret-name <blanks> value" -> "--secret-name <blanks> <redacted>", and
+// curl's user options (option_value_at) keep the name before ':'.
 std::string redact_option_values(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -280,30 +306,19 @@ std::string redact_option_values(std::string_view text) {
       continue;
     }
     const std::size_t name_end = i + run_length(text, i, is_name_char);
-    const std::string_view option = text.substr(i, name_end - i);
-    const std::size_t gap = run_length(text, name_end, [](char c) { return c == ' '; });
-    const std::size_t value_start = name_end + gap;
-    const bool user_option = option == "-u" || option == "--user";
-    const bool secret_option = option.starts_with("--") && is_secret_name(option);
-    if (gap == 0 || value_start >= text.size() || text[value_start] == '-' ||
-        !(user_option || secret_option)) {
-      out.append(option);
+    const OptionValue found = option_value_at(text, i, name_end);
+    const std::size_t value =
+        found.start == std::string_view::npos ? 0 : value_length(text, found.start);
+    std::size_t kept = 0;  // of a user option, the name before ':' stays
+    if (found.user) kept = text.substr(found.start, value).find(':');
+    if (value == 0 || kept == std::string_view::npos) {
+      out.append(text.substr(i, name_end - i));
       i = name_end;
       continue;
     }
-    std::size_t value = value_length(text, value_start);
-    std::size_t kept = 0;  // of a user option, the name before ':' stays
-    if (user_option) {
-      const std::size_t colon = text.substr(value_start, value).find(':');
-      if (colon == std::string_view::npos) {
-        out.append(option);
-        i = name_end;
-        continue;
-      }
-      kept = colon + 1;
-    }
-    out.append(text.substr(i, value_start + kept - i)).append("<redacted>");
-    i = value_start + value;
+    if (found.user) ++kept;
+    out.append(text.substr(i, found.start + kept - i)).append("<redacted>");
+    i = found.start + value;
   }
   return out;
 }

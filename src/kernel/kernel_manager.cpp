@@ -473,8 +473,17 @@ void KernelManager::send_interrupt_frame(std::uint64_t seq) {
     return;
   }
   // Best effort: a worker that cannot take it is dead or dying, and the
-  // signal (or its absence) says the rest.
-  (void)write_raw(proto::encode_frame(Json{{"type", proto::frame::kInterrupt}, {"seq", seq}}));
+  // signal (or its absence) says the rest. Never a wait: a worker that does
+  // not read its input (a full pipe, a reply write stuck on it) would
+  // otherwise keep the signal from it, the one way out of such a cell.
+  const std::string frame =
+      proto::encode_frame(Json{{"type", proto::frame::kInterrupt}, {"seq", seq}});
+  auto t = transport();
+  if (auto* pipe = dynamic_cast<PipeTransport*>(t.get())) {
+    (void)pipe->offer_line(frame);
+    return;
+  }
+  (void)write_raw(frame);
 }
 
 Result<InterruptDelivery> KernelManager::interrupt(bool for_next_cell) {

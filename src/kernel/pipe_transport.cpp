@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 
 #include "proc/supervisor.h"
 #include "proto/limits.h"
@@ -78,6 +79,24 @@ std::optional<std::size_t> PipeTransport::unread_input_bytes() {
   int queued = 0;
   if (::ioctl(stdin_.get(), FIONREAD, &queued) != 0 || queued < 0) return std::nullopt;
   return static_cast<std::size_t>(queued);
+}
+
+bool PipeTransport::offer_line(std::string_view line) {
+  if (line.size() > PIPE_BUF) return false;
+  // A moment for a write under way (a frame being sent) to finish; a write
+  // blocked on a full pipe holds the lock longer, and this gives up.
+  std::unique_lock lock(write_mutex_, milliseconds(100));
+  if (!lock.owns_lock() || !stdin_) return false;
+  const int flags = ::fcntl(stdin_.get(), F_GETFL);
+  ::fcntl(stdin_.get(), F_SETFL, flags | O_NONBLOCK);
+  ssize_t n = -1;
+  do {
+    n = ::write(stdin_.get(), line.data(), line.size());
+  } while (n < 0 && errno == EINTR);
+  ::fcntl(stdin_.get(), F_SETFL, flags);
+  if (n != static_cast<ssize_t>(line.size())) return false;
+  reader_.arm_spin();
+  return true;
 }
 
 bool PipeTransport::alive() { return !child_->exited(); }

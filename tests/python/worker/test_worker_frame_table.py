@@ -73,7 +73,7 @@ def test_one_frame_past_the_discard_budget_is_a_desync():
         ask(FakePipe(*stale, "\f\n", '{"type":"host_response","id":"hc-1"}\n'))
 
 
-@pytest.mark.parametrize("kind", sorted(frames.MAIN_LOOP_REQUESTS))
+@pytest.mark.parametrize("kind", sorted(frames.MAIN_LOOP_REQUESTS - {"interrupt"}))
 def test_every_main_loop_request_goes_back_to_the_main_loop(kind):
     # A thread a Cell left running reads the host's next request (a fence
     # stdout_request, an is_complete, ...): it is the main loop's, never a
@@ -83,6 +83,19 @@ def test_every_main_loop_request_goes_back_to_the_main_loop(kind):
     seen = []
     assert ask(pipe, on_request=lambda: seen.append(kind))["data"] == 1
     assert pipe.deferred == [request] and seen == [kind]
+
+
+def test_an_interrupt_frame_goes_back_without_ending_the_wait():
+    # It precedes the SIGINT for the Cell still waiting: the host has not
+    # moved on, so on_request (which may end the wait) is not asked.
+    request = '{"type":"interrupt","seq":3}\n'
+    pipe = FakePipe(request, '{"type":"host_response","id":"hc-1","data":1}\n')
+
+    def finished():
+        raise LookupError("the cell has finished")
+
+    assert ask(pipe, on_request=finished)["data"] == 1
+    assert pipe.deferred == [request]
 
 
 def test_on_request_may_end_the_wait():

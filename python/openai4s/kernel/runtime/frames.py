@@ -173,7 +173,9 @@ class Exchange:
     awaited id means keep waiting; a main-loop request (only a thread a Cell
     left running can read one: the host has moved on) goes back to the main
     loop, and the caller's ``on_request`` decides whether waiting still
-    makes sense; anything else (a late reply a SIGINT abandoned, a
+    makes sense (an ``interrupt`` frame goes back too, with no
+    ``on_request``: it precedes this Cell's SIGINT, and the host has not
+    moved on); anything else (a late reply a SIGINT abandoned, a
     malformed line) is discarded, and more than DISCARD_BUDGET of those is
     a desync.
     """
@@ -198,6 +200,12 @@ class Exchange:
                     raise on_closed()
                 frame = decode_frame(text)
                 kind = None if frame is None else frame.get("type")
+                if kind == "interrupt":
+                    # Sent before the SIGINT that stops this Cell (or kept
+                    # for the next one): the host has not moved on, so the
+                    # wait goes on, and the main loop still sees the frame.
+                    self._defer_request(text)
+                    continue
                 if isinstance(kind, str) and kind in MAIN_LOOP_REQUESTS:
                     self._defer_request(text)
                     on_request()
