@@ -208,7 +208,9 @@ void Interpreter::interrupt() {
   }
   // manager_ is written by the starter thread, read only after the start
   // finished (the mutex orders the two).
-  if (manager_) (void)manager_->interrupt(/*for_next_cell=*/executing_.load());
+  if (!manager_) return;
+  std::lock_guard lock(executing_mutex_);
+  (void)manager_->interrupt(/*for_next_cell=*/executing_);
 }
 
 bool Interpreter::take_pending_interrupt() {
@@ -287,11 +289,19 @@ nl::json Interpreter::execute_request_impl(int execution_counter, const std::str
   // A shown but unstored cell comes silent from xeus (message_rewrite.h).
   const bool unstored = silent && next_unstored_.exchange(false);
   // An interrupt from now on is this cell's, even before its code is sent.
-  executing_.store(true);
+  {
+    std::lock_guard lock(executing_mutex_);
+    executing_ = true;
+  }
   nl::json reply = execute_cell(execution_counter, code, silent, unstored, store_history,
                                 std::move(user_expressions), allow_stdin);
-  executing_.store(false);
-  if (manager_) manager_->forget_kept_interrupt();
+  {
+    // Under the lock interrupt() holds while it claims: what it kept for
+    // this cell is dropped here, never left for the next one.
+    std::lock_guard lock(executing_mutex_);
+    executing_ = false;
+    if (manager_) manager_->forget_kept_interrupt();
+  }
   // xeus aborts the queue only after a failed non-silent cell; an unstored
   // one's failure is told to the server, which aborts it then.
   unstored_failed_.store(unstored && reply.value("status", "") == "error");

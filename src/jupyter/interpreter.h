@@ -140,10 +140,11 @@ class Interpreter : public xeus::xinterpreter {
   std::condition_variable start_done_;
   std::optional<Status> start_result_;  // set once, by the starter thread
   bool stopping_ = false;
-  bool restarting_ = false;             // a request is replacing a dead worker
-  bool interrupt_pending_ = false;      // an interrupt came while a start or restart ran
-  std::string reported_version_;        // what kernel_info says; the worker's once known
-  std::atomic<bool> executing_{false};  // an execute_request is being served
+  bool restarting_ = false;         // a request is replacing a dead worker
+  bool interrupt_pending_ = false;  // an interrupt came while a start or restart ran
+  std::string reported_version_;    // what kernel_info says; the worker's once known
+  std::mutex executing_mutex_;
+  bool executing_ = false;  // an execute_request is being served (executing_mutex_)
   std::atomic<bool> next_unstored_{false};
   std::atomic<bool> unstored_failed_{false};
   int side_cells_ = 0;  // cells not stored (silent, unstored, user expressions)

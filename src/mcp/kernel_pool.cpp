@@ -548,9 +548,9 @@ void run_cell(const std::shared_ptr<Kernel>& kernel, const std::shared_ptr<Execu
     result = make_error(ErrorCode::kSystem, std::string("internal error: ") + error.what());
   }
   kernel->hooks->set_cell({}, {});
+  std::lock_guard done(kernel->mutex);
   // An interrupt kept for this cell that it never took stops no later one.
   kernel->manager->forget_kept_interrupt();
-  std::lock_guard done(kernel->mutex);
   kernel->running.reset();
   kernel->deadline.reset();
   kernel->last_interrupt.reset();
@@ -560,26 +560,28 @@ void run_cell(const std::shared_ptr<Kernel>& kernel, const std::shared_ptr<Execu
   execution->finish(result);
 }
 
-Status KernelPool::interrupt(const std::shared_ptr<Kernel>& kernel, StopReason reason) {
-  std::shared_ptr<Execution> running;
+Status KernelPool::interrupt(const std::shared_ptr<Kernel>& kernel, StopReason reason,
+                             const std::shared_ptr<Execution>& expected) {
+  std::optional<Result<kernel::InterruptDelivery>> delivered;
   {
+    // Under the kernel's lock: the execution cannot end between this check
+    // and the interrupt (run_cell drops what is kept for its cell under the
+    // same lock), so a kept interrupt never outlives it.
     std::lock_guard lock(kernel->mutex);
-    running = kernel->running;
-    if (running) {
-      kernel->last_interrupt = std::chrono::steady_clock::now();
-      kernel->interrupts_sent += 1;
+    const std::shared_ptr<Execution> running = kernel->running;
+    if (!running || (expected && running != expected)) {
+      return make_error(ErrorCode::kInvalidArgument, "kernel " + kernel->id + " runs no cell");
     }
+    kernel->last_interrupt = std::chrono::steady_clock::now();
+    kernel->interrupts_sent += 1;
+    running->mark_stop(reason);
+    // The execution may not have sent its cell yet: kept for it then.
+    delivered = kernel->manager->interrupt(/*for_next_cell=*/true);
   }
-  if (!running) {
-    return make_error(ErrorCode::kInvalidArgument, "kernel " + kernel->id + " runs no cell");
-  }
-  running->mark_stop(reason);
-  // The execution may not have sent its cell yet: kept for it then.
-  auto delivered = kernel->manager->interrupt(/*for_next_cell=*/true);
-  if (!delivered) return std::move(delivered).error();
-  if (!delivered.value().delivered) {
-    return make_error(ErrorCode::kSystem,
-                      "the interrupt was not delivered: " + delivered.value().reason.value_or("?"));
+  if (!*delivered) return std::move(*delivered).error();
+  if (!delivered->value().delivered) {
+    return make_error(ErrorCode::kSystem, "the interrupt was not delivered: " +
+                                              delivered->value().reason.value_or("?"));
   }
   return {};
 }
@@ -590,7 +592,8 @@ void KernelPool::housekeep() {
     wake_.wait_for(lock, kHousekeepingTick);
     if (stopping_) break;
     auto now = std::chrono::steady_clock::now();
-    std::vector<std::shared_ptr<Kernel>> overdue;
+    // With the execution seen overdue: a newer one is not timed out.
+    std::vector<std::pair<std::shared_ptr<Kernel>, std::shared_ptr<Execution>>> overdue;
     std::vector<std::shared_ptr<Kernel>> again;
     std::vector<std::shared_ptr<Kernel>> stuck;
     std::vector<std::shared_ptr<Kernel>> idle;
@@ -598,7 +601,7 @@ void KernelPool::housekeep() {
       std::lock_guard kernel_lock(kernel->mutex);
       if (kernel->running && kernel->deadline && *kernel->deadline <= now) {
         kernel->deadline.reset();
-        overdue.push_back(kernel);
+        overdue.emplace_back(kernel, kernel->running);
       } else if (kernel->running && kernel->last_interrupt &&
                  now - *kernel->last_interrupt >= std::chrono::seconds(1)) {
         if (kernel->interrupts_sent >= kInterruptsBeforeKill) {
@@ -620,7 +623,9 @@ void KernelPool::housekeep() {
     for (auto& kernel : idle) kernels_.erase(kernel->id);
     const bool repoke = !idle.empty() || std::exchange(repoke_warm_, false);
     lock.unlock();
-    for (auto& kernel : overdue) (void)interrupt(kernel, StopReason::kTimeout);
+    for (auto& [kernel, execution] : overdue) {
+      (void)interrupt(kernel, StopReason::kTimeout, execution);
+    }
     for (auto& kernel : again) (void)kernel->manager->interrupt();
     for (auto& kernel : stuck) {
       std::fprintf(stderr, "openai4s-mcp: kernel %s ignored %d interrupts: its worker is killed\n",

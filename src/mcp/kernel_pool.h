@@ -109,7 +109,9 @@ class KernelPool {
                                                    bool on_this_thread = false);
   std::shared_ptr<Execution> find_execution(const std::string& execution_id);
   // SIGINT to the cell; it ends as "interrupted".
-  Status interrupt(const std::shared_ptr<Kernel>& kernel, StopReason reason);
+  // `expected`: only while that execution runs (none: whichever runs).
+  Status interrupt(const std::shared_ptr<Kernel>& kernel, StopReason reason,
+                   const std::shared_ptr<Execution>& expected = nullptr);
   Json sandbox_description(const Kernel& kernel) const;
   std::string state_of(Kernel& kernel);
   void shutdown_all();
