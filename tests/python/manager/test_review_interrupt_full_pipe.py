@@ -59,3 +59,26 @@ def test_an_interrupt_reaches_a_cell_that_does_not_read_its_replies(kernel):
             kernel.kill_worker()
             interrupter.join(30)
             runner.join(30)
+
+
+# Many more calls than the worker's output pipe holds: before, the host
+# blocked writing replies while the cell blocked writing calls, and neither
+# an interrupt nor anything else could end the cell.
+DEADLOCK = FLOOD.replace("range(200)", "range(5000)")
+
+
+def test_a_cell_flooding_host_calls_cannot_deadlock_its_kernel(kernel):
+    box = {}
+    runner = threading.Thread(target=lambda: box.update(r=kernel.execute(DEADLOCK)))
+    runner.start()
+    time.sleep(3)
+    kernel.interrupt()
+    runner.join(60)
+    try:
+        assert not runner.is_alive(), "the host and the cell blocked each other"
+        assert box["r"]["interrupted"] is True, box["r"]
+        assert kernel.execute("print('next')")["stdout"] == "next\n"
+    finally:
+        if runner.is_alive():
+            kernel.kill_worker()
+            runner.join(30)
