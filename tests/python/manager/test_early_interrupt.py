@@ -6,8 +6,6 @@ before the signal, and the worker checks for it when it arms the cell.
 Made deterministic by stopping the worker (SIGSTOP) while the cell and the
 interrupt are sent: on SIGCONT the signal reaches an idle worker first."""
 
-import os
-import signal
 import threading
 import time
 
@@ -16,7 +14,7 @@ import pytest
 from openai4s.kernel import Kernel
 from openai4s.kernel.sandbox_status import sandbox_for
 
-from worker_pipes import protocol_input, waiting_bytes, worker_pid
+from worker_pipes import run_interrupted_while_stopped, worker_pid
 
 SLEEPER = "import time\ntime.sleep(30)\nprint('ran to its end')"
 
@@ -32,23 +30,7 @@ def kernel(tmp_path, sandbox_mode):
 
 def test_an_interrupt_whose_signal_beats_the_cells_code_still_stops_it(kernel):
     assert kernel.execute("x = 'kept'")["error"] is None
-    worker = worker_pid(kernel)
-    pipe = protocol_input(worker)
-    result = {}
-    os.kill(worker, signal.SIGSTOP)
-    try:
-        runner = threading.Thread(target=lambda: result.update(kernel.execute(SLEEPER)))
-        runner.start()
-        deadline = time.monotonic() + 30
-        while waiting_bytes(pipe) == 0:
-            assert time.monotonic() < deadline, "the cell never reached the worker's pipe"
-            time.sleep(0.005)
-        kernel.interrupt()
-    finally:
-        os.kill(worker, signal.SIGCONT)
-        os.close(pipe)
-    runner.join(timeout=20)
-    assert not runner.is_alive(), "the interrupt was lost: the cell ran on"
+    result = run_interrupted_while_stopped(kernel, SLEEPER, worker_pid(kernel))
     assert result["interrupted"] is True, result
     assert "ran to its end" not in result["stdout"]
     assert kernel.execute("print(x)")["stdout"] == "kept\n"

@@ -5,7 +5,10 @@ R) stop a worker while a cell and its interrupt are sent."""
 
 import fcntl
 import os
+import signal
 import termios
+import threading
+import time
 
 
 def children(pid):
@@ -60,3 +63,27 @@ def protocol_input(pid, fd=None):
 
 def waiting_bytes(fd):
     return int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), "little")
+
+
+def run_interrupted_while_stopped(kernel, code, worker, fd=None):
+    """Runs `code` on `kernel` and interrupts it while `worker` is stopped
+    (SIGSTOP): the cell and the interrupt both reach the worker before it
+    runs again, so its SIGINT lands before the cell starts. The result, once
+    the cell ended (AssertionError if it ran on past the interrupt)."""
+    pipe = protocol_input(worker, fd)
+    result = {}
+    os.kill(worker, signal.SIGSTOP)
+    try:
+        runner = threading.Thread(target=lambda: result.update(kernel.execute(code)))
+        runner.start()
+        deadline = time.monotonic() + 30
+        while waiting_bytes(pipe) == 0:
+            assert time.monotonic() < deadline, "the cell never reached the worker's pipe"
+            time.sleep(0.005)
+        kernel.interrupt()
+    finally:
+        os.kill(worker, signal.SIGCONT)
+        os.close(pipe)
+    runner.join(timeout=20)
+    assert not runner.is_alive(), "the interrupt was lost: the cell ran on"
+    return result

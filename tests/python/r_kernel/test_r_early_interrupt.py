@@ -5,15 +5,11 @@ and the R worker looks for it when it swallowed a signal between requests.
 Made deterministic by stopping the worker while the cell and the interrupt
 are sent, as the Python worker's test does."""
 
-import os
-import signal
 import sys
-import threading
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "manager"))
-from worker_pipes import protocol_input, waiting_bytes, worker_pid  # noqa: E402
+from worker_pipes import run_interrupted_while_stopped, worker_pid  # noqa: E402
 
 SLEEPER = "Sys.sleep(30)\ncat('ran to its end')"
 
@@ -22,22 +18,7 @@ def test_an_r_cell_whose_interrupt_beats_it_still_stops(r_kernel):
     r = r_kernel
     assert r.execute("x <- 'kept'")["error"] is None
     worker = worker_pid(r, b"r_worker.R")
-    pipe = protocol_input(worker, fd=4)
-    result = {}
-    os.kill(worker, signal.SIGSTOP)
-    try:
-        runner = threading.Thread(target=lambda: result.update(r.execute(SLEEPER)))
-        runner.start()
-        deadline = time.monotonic() + 30
-        while waiting_bytes(pipe) == 0:
-            assert time.monotonic() < deadline, "the cell never reached the worker's pipe"
-            time.sleep(0.005)
-        r.interrupt()
-    finally:
-        os.kill(worker, signal.SIGCONT)
-        os.close(pipe)
-    runner.join(timeout=20)
-    assert not runner.is_alive(), "the interrupt was lost: the cell ran on"
+    result = run_interrupted_while_stopped(r, SLEEPER, worker, fd=4)
     assert result["interrupted"] is True, result
     assert "ran to its end" not in result["stdout"]
     assert r.execute("cat(x)")["stdout"] == "kept"
