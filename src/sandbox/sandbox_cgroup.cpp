@@ -386,7 +386,10 @@ void SandboxCgroup::kill_all() const {
       // exit on their own while SIGKILLed siblings are reaped by its init.
       if (!killed_at_once) {
         for (const auto& line : split(*listed, '\n')) {
-          if (!line.empty()) ::kill(static_cast<pid_t>(std::stol(line)), SIGKILL);
+          // A process outside the reader's PID namespace reads as 0 (v2):
+          // kill(0) would hit the host's own process group.
+          const long pid = line.empty() ? 0 : std::stol(line);
+          if (pid > 0) ::kill(static_cast<pid_t>(pid), SIGKILL);
         }
       }
       std::this_thread::sleep_for(killed_at_once ? 2ms : 5ms);
