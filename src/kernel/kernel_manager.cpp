@@ -476,14 +476,10 @@ void KernelManager::send_interrupt_frame(std::uint64_t seq) {
   // signal (or its absence) says the rest. Never a wait: a worker that does
   // not read its input (a full pipe, a reply write stuck on it) would
   // otherwise keep the signal from it, the one way out of such a cell.
-  const std::string frame =
-      proto::encode_frame(Json{{"type", proto::frame::kInterrupt}, {"seq", seq}});
-  auto t = transport();
-  if (auto* pipe = dynamic_cast<PipeTransport*>(t.get())) {
-    (void)pipe->offer_line(frame);
-    return;
+  if (auto t = transport()) {
+    (void)t->offer_line(
+        proto::encode_frame(Json{{"type", proto::frame::kInterrupt}, {"seq", seq}}));
   }
-  (void)write_raw(frame);
 }
 
 Result<InterruptDelivery> KernelManager::interrupt(bool for_next_cell) {

@@ -81,11 +81,11 @@ std::optional<std::size_t> PipeTransport::unread_input_bytes() {
   return static_cast<std::size_t>(queued);
 }
 
-bool PipeTransport::offer_line(std::string_view line) {
+bool PipeTransport::offer_line(std::string_view line, milliseconds patience) {
   if (line.size() > PIPE_BUF) return false;
   // A moment for a write under way (a frame being sent) to finish; a write
   // blocked on a full pipe holds the lock longer, and this gives up.
-  std::unique_lock lock(write_mutex_, milliseconds(100));
+  std::unique_lock lock(write_mutex_, patience);
   if (!lock.owns_lock() || !stdin_) return false;
   const int flags = ::fcntl(stdin_.get(), F_GETFL);
   ::fcntl(stdin_.get(), F_SETFL, flags | O_NONBLOCK);
@@ -109,15 +109,8 @@ void PipeTransport::close_input() {
 }
 
 void PipeTransport::offer_shutdown_frame() {
-  std::unique_lock lock(write_mutex_, milliseconds(200));
-  if (!lock.owns_lock() || !stdin_) return;
-  static constexpr std::string_view kShutdown = "{\"type\":\"shutdown\"}\n";
-  int flags = ::fcntl(stdin_.get(), F_GETFL);
-  ::fcntl(stdin_.get(), F_SETFL, flags | O_NONBLOCK);
-  // A short write leaves half a frame, but the ladder below ends the worker
-  // regardless; the frame is only the polite first rung.
-  [[maybe_unused]] ssize_t n = ::write(stdin_.get(), kShutdown.data(), kShutdown.size());
-  ::fcntl(stdin_.get(), F_SETFL, flags);
+  // Only the polite first rung: the ladder below ends the worker regardless.
+  (void)offer_line("{\"type\":\"shutdown\"}\n", milliseconds(200));
 }
 
 Status PipeTransport::close(bool graceful) {

@@ -40,11 +40,8 @@ class PipeTransport final : public Transport {
   std::size_t dropped_lines() const override;
   void set_wake(int fd, std::function<void()> on_wake) override;
   std::optional<std::size_t> unread_input_bytes() override;
-  // Writes a short `line` (at most PIPE_BUF bytes, so all or nothing) only
-  // if that needs no wait: no other write stuck on the pipe, room in it.
-  // False when it was not written. For a frame that must never hold up its
-  // caller (the interrupt's, sent before the signal).
-  bool offer_line(std::string_view line);
+  bool offer_line(std::string_view line,
+                  std::chrono::milliseconds patience = std::chrono::milliseconds(100)) override;
   std::shared_ptr<proc::DrainTarget> log_target() override { return tail_; }
 
   proc::ChildProcess& child() { return *child_; }

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -34,6 +35,16 @@ class Transport {
 
   // Writes one already-terminated line, whole, and flushes.
   virtual Status write_line(std::string_view line) = 0;
+  // Writes a short `line` only if that needs no real wait (`patience` at
+  // most for a write under way): no write stuck on a full pipe. False when
+  // it was not written. For a frame that must never hold up its caller (an
+  // interrupt's, sent before the signal; the polite shutdown). A transport
+  // that cannot tell writes it as any line.
+  virtual bool offer_line(std::string_view line,
+                          std::chrono::milliseconds patience = std::chrono::milliseconds(100)) {
+    (void)patience;
+    return write_line(line).ok();
+  }
   // One line including '\n'; std::nullopt at end of stream.
   virtual Result<std::optional<std::string>> read_line() = 0;
   virtual bool alive() = 0;

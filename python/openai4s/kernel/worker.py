@@ -183,15 +183,7 @@ def _take_owed_interrupt(seq):
     _owed_interrupt[0] = None
     if _sigint_handled[0] != _handled_at_arm[0]:
         _handled_at_arm[0] = _sigint_handled[0]
-        for line in channel.waiting_lines():
-            try:
-                frame = frames.decode(line)
-            except frames.MalformedFrame:
-                frame = None
-            if isinstance(frame, dict) and frame.get("type") == "interrupt":
-                owed.add(frame.get("seq"))
-            else:
-                channel.defer_request(line)
+        owed |= frames.interrupts_waiting()
     if seq is not None and seq in owed:
         _sigint_pending[0] = True
 

@@ -19,6 +19,9 @@ from openai4s.kernel import Kernel
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "sandbox"))
 from sandbox_support import pids_with_marker  # noqa: E402  (the sandbox tests' helper)
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "host"))
+from host_support import allow_bash  # noqa: E402  (the host tests' helper)
+
 
 @pytest.fixture
 def dispatcher(tmp_path, workspace, monkeypatch):
@@ -33,16 +36,6 @@ def dispatcher(tmp_path, workspace, monkeypatch):
     d.approver = lambda request: d.asked.append(request["target"]) or "once"
     yield d
     d.store.close()
-
-
-def allow_bash(dispatcher):
-    dispatcher.store.set_permission_rule(
-        scope="conversation",
-        scope_id=dispatcher.frame_id,
-        tool="bash",
-        pattern="*",
-        decision="allow",
-    )
 
 
 def methods(dispatcher):

@@ -8,6 +8,11 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
+
+# The manager tests' probe: live (not zombie) processes by command line.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "manager"))
+from manager_support import pids_with_marker  # noqa: E402
 
 # A stand-in for a worker with the sandbox off: made a subreaper (as the
 # direct launcher does), it orphans two sleeps into sessions of their own.
@@ -34,22 +39,6 @@ SCRIPT = textwrap.dedent(
         print(descendants.end_all(), flush=True)
     """
 )
-
-
-def pids_with_marker(marker):
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                if marker.encode() in cmdline.read():
-                    with open(f"/proc/{entry}/stat", encoding="ascii") as stat:
-                        if stat.read().rsplit(")", 1)[1].split()[0] != "Z":
-                            found.append(int(entry))
-        except OSError:
-            continue
-    return found
 
 
 def run(marker, how):

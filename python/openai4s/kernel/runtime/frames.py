@@ -18,7 +18,7 @@ host's decoder keeps it.
 
 import _json
 
-from openai4s.kernel.runtime import wire_json
+from openai4s.kernel.runtime import channel, wire_json
 from openai4s.kernel.runtime.channel import UndecodableLine
 from openai4s.kernel.runtime.protocol import DISCARD_BUDGET, MAX_FRAME_DEPTH
 
@@ -159,6 +159,20 @@ def decode_frame(line: str):
     except MalformedFrame:
         return None
     return frame if isinstance(frame, dict) else None
+
+
+def interrupts_waiting():
+    """The `seq` of each `interrupt` frame the host has already written,
+    read off the pipe without waiting for more; every other line goes back
+    to the main loop, in order (kernel/cell_interrupts.h)."""
+    seqs = set()
+    for line in channel.waiting_lines():
+        frame = decode_frame(line)
+        if frame is not None and frame.get("type") == "interrupt":
+            seqs.add(frame.get("seq"))
+        else:
+            channel.defer_request(line)
+    return seqs
 
 
 # --- one request, one reply ------------------------------------------------------
