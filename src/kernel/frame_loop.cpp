@@ -93,15 +93,22 @@ Status KernelManager::serve_host_call(const Json& frame, FrameWait& wait) {
   return {};
 }
 
-Status KernelManager::answer_input(const Json& frame, FrameWait& wait) {
-  if (wait.input_flooded) return {};
+bool KernelManager::replies_unread(std::string_view what) {
   // A worker that sends requests without reading the replies would fill
-  // the pipe and block this thread in write(): stop answering instead.
+  // its input and block the replying thread in write() for good, with the
+  // worker blocked writing to us: stop answering instead.
   auto t = transport();
   auto unread = t ? t->unread_input_bytes() : std::nullopt;
-  if (unread && *unread > kInputBacklogBytes) {
+  if (!unread || *unread <= kInputBacklogBytes) return false;
+  remember_log("host stopped answering " + std::string(what) +
+               ": the worker does not read replies");
+  return true;
+}
+
+Status KernelManager::answer_input(const Json& frame, FrameWait& wait) {
+  if (wait.input_flooded) return {};
+  if (replies_unread("input requests")) {
     wait.input_flooded = true;
-    remember_log("host stopped answering input requests: the worker does not read replies");
     return {};
   }
   const bool running = wait.is_running_cell(frame);

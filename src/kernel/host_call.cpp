@@ -1,6 +1,5 @@
 // Servicing a worker's host_call (spec kernel.md §5.6): the dispatcher's
 // result is translated here, once, for every embedder.
-#include "kernel/cell_io.h"
 #include "kernel/kernel_manager.h"
 #include "proto/frame_types.h"
 
@@ -57,17 +56,10 @@ Status KernelManager::native_service_host_call(const Json& frame) {
       reply["data"] = std::move(data);
     }
   }
-  // A worker that sends host calls without reading the replies (a cell
-  // writing raw frames) would fill its input and block this thread in
-  // write() for good, with the worker blocked writing to us: both stuck,
-  // and no interrupt could reach the cell. Stop answering instead, as for
-  // input requests; the cell's own wait for its reply stays interruptible.
-  auto t = transport();
-  auto unread = t ? t->unread_input_bytes() : std::nullopt;
-  if (unread && *unread > kInputBacklogBytes) {
-    remember_log("host stopped answering host calls: the worker does not read replies");
-    return {};
-  }
+  // Unanswered past the backlog, as input requests: a cell writing raw
+  // calls and never reading would otherwise block host and worker on each
+  // other, and no interrupt could end it. Its own wait stays interruptible.
+  if (replies_unread("host calls")) return {};
   return send(reply);
 }
 

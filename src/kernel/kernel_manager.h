@@ -172,6 +172,9 @@ class KernelManager {
   // Raw protocol write, for the Popen-like stdin the suite writes garbage to.
   Status write_raw(std::string_view text);
   void send_interrupt_frame(std::uint64_t seq);
+  // True (and logged) when the worker leaves more than kInputBacklogBytes
+  // of replies unread: `what` then goes unanswered.
+  bool replies_unread(std::string_view what);
 
   int generation() const { return generation_.load(); }
   std::string authorization_generation() const;
