@@ -230,8 +230,7 @@ int main(int argc, char** argv) {
   // A kernel stopped before anyone subscribed to iopub must not wait out
   // the hold (iopub_hold.h): xeus's stop waits for its publisher thread.
   o4s::jupyter::set_server_hooks({[raw] { raw->interrupt(); }, &o4s::jupyter_app::release_hold,
-                                  [raw](bool unstored) { raw->note_execute(unstored); },
-                                  [raw] { return raw->take_unstored_failure(); }});
+                                  [raw](bool unstored) { raw->note_execute(unstored); }});
 
   xeus::xconfiguration config = xeus::load_configuration(flags.connection_file);
   // Before the kernel creates its sockets (socket_guard.h).

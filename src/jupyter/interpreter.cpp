@@ -302,9 +302,6 @@ nl::json Interpreter::execute_request_impl(int execution_counter, const std::str
     executing_ = false;
     if (manager_) manager_->forget_kept_interrupt();
   }
-  // xeus aborts the queue only after a failed non-silent cell; an unstored
-  // one's failure is told to the server, which aborts it then.
-  unstored_failed_.store(unstored && reply.value("status", "") == "error");
   return reply;
 }
 

@@ -73,9 +73,6 @@ class Interpreter : public xeus::xinterpreter {
   // thread): `unstored` says it is shown though xeus gets it silent
   // (message_rewrite.h).
   void note_execute(bool unstored) { next_unstored_.store(unstored); }
-  // After it: whether that unstored request failed (then stop_on_error
-  // aborts the queue behind it).
-  bool take_unstored_failure() { return unstored_failed_.exchange(false); }
 
  private:
   Interpreter(KernelSettings settings, sandbox::SandboxSettings sandbox_settings);
@@ -146,7 +143,6 @@ class Interpreter : public xeus::xinterpreter {
   std::mutex executing_mutex_;
   bool executing_ = false;  // an execute_request is being served (executing_mutex_)
   std::atomic<bool> next_unstored_{false};
-  std::atomic<bool> unstored_failed_{false};
   int side_cells_ = 0;  // cells not stored (silent, unstored, user expressions)
   // Set when a kernel_info was answered before the worker was up.
   std::atomic<bool> served_starting_banner_{false};

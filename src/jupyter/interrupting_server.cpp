@@ -12,9 +12,6 @@ namespace o4s::jupyter {
 
 namespace {
 
-// What xeus itself passes when it aborts the queue.
-constexpr long kAbortPollingMs = 50;
-
 ServerHooks& pending_hooks() {
   static ServerHooks hooks;
   return hooks;
@@ -47,20 +44,18 @@ InterruptingServer::InterruptingServer(std::unique_ptr<xeus::xserver> inner, Ser
 
 void InterruptingServer::deliver_shell(xeus::xmessage m) {
   if (rejected(m, xeus::channel::SHELL)) return;
-  bool unstored = false;
-  bool stop_on_error = false;
   if (m.header().value("msg_type", "") == "execute_request") {
-    unstored = shown_but_unstored(m);
-    stop_on_error = m.content().value("stop_on_error", false);
+    const bool unstored = shown_but_unstored(m);
+    // Judged on the request as sent: an unstored cell reaches xeus silent,
+    // but only a truly silent cell never skips the queue (as in ipykernel).
+    skips_on_failure_.reset();
+    if (m.content().value("stop_on_error", false) && !m.content().value("silent", false)) {
+      skips_on_failure_ = m.header().value("msg_id", "");
+    }
     if (hooks_.before_execute) hooks_.before_execute(unstored);
     if (unstored) m = as_uncounted(std::move(m));
   }
   notify_shell_listener(std::move(m));
-  // xeus saw it silent, so it did not abort the queue after a failure;
-  // ipykernel does (only a silent cell never aborts).
-  if (unstored && stop_on_error && hooks_.unstored_failed && hooks_.unstored_failed()) {
-    abort_queue_impl({}, kAbortPollingMs);
-  }
 }
 
 bool InterruptingServer::rejected(const xeus::xmessage& request, xeus::channel channel) {
@@ -90,6 +85,19 @@ xeus::xcontrol_messenger& InterruptingServer::get_control_messenger_impl() {
   return inner_->get_control_messenger();
 }
 void InterruptingServer::send_shell_impl(xeus::xmessage message) {
+  // stop_on_error skips the requests queued behind the failed cell, those
+  // the client sent before it could see the failure. xeus drains the socket
+  // after sending the reply, so a request sent on seeing the error reply
+  // was skipped too when it came before the drain (a client that interrupts
+  // a cell and runs the next one at once). The drain is done here instead,
+  // just before the reply leaves.
+  if (skips_on_failure_ && message.header().value("msg_type", "") == "execute_reply" &&
+      message.parent_header().value("msg_id", "") == *skips_on_failure_ &&
+      message.content().value("status", "") == "error") {
+    skips_on_failure_.reset();
+    inner_->abort_queue([this](xeus::xmessage m) { skipped_.push_back(std::move(m)); },
+                        /*polling_interval=*/5);
+  }
   inner_->send_shell(std::move(message));
 }
 void InterruptingServer::send_control_impl(xeus::xmessage message) {
@@ -104,15 +112,14 @@ void InterruptingServer::publish_impl(xeus::xpub_message message, xeus::channel 
 void InterruptingServer::start_impl(xeus::xpub_message message) {
   inner_->start(std::move(message));
 }
-void InterruptingServer::abort_queue_impl(const listener& /*xeus_abort*/, long polling_interval) {
-  // xeus answers every request queued behind a failed cell `status: error`
-  // (no ename, no status messages) from inside that cell's handler.
-  // ipykernel, and the protocol, abort only the cells (`status: aborted`,
-  // between a busy and an idle of their own) and answer the rest as usual.
-  // Both happen in order once the failed cell's handler is done
-  // (answer_aborted).
-  inner_->abort_queue([this](xeus::xmessage m) { skipped_.push_back(std::move(m)); },
-                      polling_interval);
+void InterruptingServer::abort_queue_impl(const listener& /*xeus_abort*/,
+                                          long /*polling_interval*/) {
+  // Done before the failed cell's reply went out (send_shell_impl). xeus's
+  // own would answer every skipped request `status: error` with no ename
+  // and no status messages; ipykernel, and the protocol, abort only the
+  // cells (`status: aborted`, between a busy and an idle of their own) and
+  // answer the rest as usual: answer_aborted, once the failed cell's
+  // handler is done.
 }
 
 void InterruptingServer::answer_aborted() {

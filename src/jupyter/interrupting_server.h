@@ -10,6 +10,8 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 #include <xeus/xeus_context.hpp>
 #include <xeus/xkernel_configuration.hpp>
@@ -23,8 +25,6 @@ struct ServerHooks {
   // Every well-formed execute_request, before xeus sees it: `unstored` says
   // it is shown but not stored (message_rewrite.h), so xeus gets it silent.
   std::function<void(bool unstored)> before_execute;
-  // After an unstored execute_request: true when it failed.
-  std::function<bool()> unstored_failed;
 };
 
 class InterruptingServer : public xeus::xserver {
@@ -37,8 +37,8 @@ class InterruptingServer : public xeus::xserver {
   bool rejected(const xeus::xmessage& request, xeus::channel channel);
   // A shell request on its way to xeus (checked, rewritten).
   void deliver_shell(xeus::xmessage m);
-  // Answers what abort_queue_impl skipped: cells `status: aborted`, other
-  // requests as usual.
+  // Answers what the failed cell's reply skipped: cells `status: aborted`,
+  // other requests as usual.
   void answer_aborted();
 
   xeus::xcontrol_messenger& get_control_messenger_impl() override;
@@ -53,7 +53,11 @@ class InterruptingServer : public xeus::xserver {
 
   std::unique_ptr<xeus::xserver> inner_;
   ServerHooks hooks_;
-  std::vector<xeus::xmessage> skipped_;  // shell thread only
+  // Shell thread only: the execute_request being served when a failure of
+  // it skips the queue behind it (stop_on_error, not silent), and what was
+  // skipped.
+  std::optional<std::string> skips_on_failure_;
+  std::vector<xeus::xmessage> skipped_;
 };
 
 // The hooks the next make_interrupting_server builds its server with.
