@@ -51,6 +51,8 @@ std::string machine_id_text() {
   return id + "\n";
 }
 
+std::string boot_id_text() { return uuid4() + "\n"; }
+
 Result<UniqueFd> sealed_memory_file(const char* name, std::string_view text) {
   UniqueFd fd(::memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING));
   if (!fd) return system_error("memfd_create", errno);

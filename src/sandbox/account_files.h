@@ -24,6 +24,10 @@ std::string hosts_text(std::string_view host_name);
 // A fresh random machine id (32 lower-case hex digits and a newline): the
 // host's /etc/machine-id would name the host to every kernel on it.
 std::string machine_id_text();
+// A fresh random boot id (a UUID and a newline): the host's, under
+// /proc/sys/kernel/random, is shared by every kernel of one boot, so two
+// tenants could tell they run on one machine.
+std::string boot_id_text();
 
 // A sealed in-memory file holding `text`, positioned at its start, for
 // bubblewrap to copy into a read-only file of the sandbox.

@@ -196,6 +196,10 @@ void MountPlan::mask_home(const std::optional<std::string>& home, std::uint64_t 
 
 namespace o4s::sandbox {
 
+namespace {
+constexpr const char* kBootIdPath = "/proc/sys/kernel/random/boot_id";
+}  // namespace
+
 Status MountPlan::identity_files(const std::optional<std::string>& home) {
   const std::string shown_home =
       home && is_normal_absolute_path(*home) ? *home : std::string("/nonexistent");
@@ -207,6 +211,8 @@ Status MountPlan::identity_files(const std::optional<std::string>& home) {
   // A machine id of its own: the host's identifies the host to every tenant.
   if (::access("/etc/machine-id", F_OK) == 0)
     wanted.emplace_back("/etc/machine-id", machine_id_text());
+  // Over the sandbox's own procfs (mounted before these files).
+  if (::access(kBootIdPath, F_OK) == 0) wanted.emplace_back(kBootIdPath, boot_id_text());
   for (const auto& [target, text] : wanted) {
     auto fd = sealed_memory_file(target, text);
     if (!fd) return std::move(fd).error();

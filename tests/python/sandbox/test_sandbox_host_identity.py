@@ -15,6 +15,7 @@ READ_IDENTITY = (
     "print('resolves', socket.gethostbyname(socket.gethostname()))\n"
     "print('hosts', open('/etc/hosts').read().split())\n"
     "print('machine-id', open('/etc/machine-id').read().strip() if os.path.exists('/etc/machine-id') else '-')\n"
+    "print('boot-id', open('/proc/sys/kernel/random/boot_id').read().strip())\n"
     "for path in ('/proc/sys/kernel/hostname', '/etc/hostname', '/proc/cmdline',\n"
     "             '/proc/config.gz'):\n"
     "    try:\n"
@@ -49,6 +50,10 @@ def test_a_cell_sees_its_own_host_name_and_not_the_hosts_identity(sandboxed, mod
     host_id = host_file("/etc/machine-id").decode("latin-1").strip()
     if host_id and mode == "enforce":
         assert lines["machine-id"] != host_id and len(lines["machine-id"]) == 32, lines
+    # A boot id of its own: the host's is shared by every kernel of one boot.
+    host_boot = host_file("/proc/sys/kernel/random/boot_id").decode("latin-1").strip()
+    if host_boot and mode == "enforce":
+        assert lines["boot-id"] != host_boot and len(lines["boot-id"]) == 36, lines
     for path in ("/etc/hostname", "/proc/cmdline", "/proc/config.gz"):
         # Masked (empty) where the host has the file; absent elsewhere.
         assert lines.get(path, "0 ").startswith("0 ") or "refused" in lines[path], lines
