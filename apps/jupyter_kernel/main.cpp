@@ -1,6 +1,7 @@
-// openai4s-jupyter-kernel: flags -> settings -> a xeus kernel over the C++
-// kernel manager. Started by a Jupyter client from the `openai4s-python`
-// kernelspec (`openai4s jupyter install`) with -f <connection file>.
+// openai4s-jupyter-kernel-core: flags -> settings -> a xeus kernel over the
+// C++ kernel manager. Started by a Jupyter client from the `openai4s-python`
+// kernelspec (`openai4s jupyter install`) with -f <connection file>, through
+// the launcher (launcher_main.cpp), which adds --listening-fds.
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -20,6 +21,7 @@
 #include <xeus/xkernel_configuration.hpp>
 #include <zmq.hpp>
 
+#include "early_listen.h"
 #include "host/env_sources.h"
 #include "iopub_hold.h"
 #include "jupyter/history.h"
@@ -34,6 +36,7 @@ namespace {
 
 struct Flags {
   std::string connection_file;
+  std::string listening_fds;  // from the launcher
   o4s::jupyter::KernelSettings settings;
 };
 
@@ -84,6 +87,8 @@ bool parse_flags(int argc, char** argv, Flags& flags) {
     bool ok = true;
     if (arg == "-f" || arg == "--connection-file") {
       ok = value(flags.connection_file);
+    } else if (arg == "--listening-fds") {
+      ok = value(flags.listening_fds);
     } else if (arg == "--python") {
       ok = value(flags.settings.python);
     } else if (arg == "--repo-root") {
@@ -205,6 +210,10 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stderr);
     return 2;
   }
+  if (!o4s::jupyter_app::adopt_listening_fds(flags.listening_fds)) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
   if (!resolve_paths(flags.settings)) return 2;
   flags.settings.host = host_settings();
 
@@ -241,6 +250,7 @@ int main(int argc, char** argv) {
   xeus::xkernel kernel(config, xeus::get_user_name(), std::move(context), std::move(interpreter),
                        o4s::jupyter::make_interrupting_server,
                        std::make_unique<o4s::jupyter::History>());
+  o4s::jupyter_app::close_unused_listening_fds();
   // The sockets are bound now. The worker starts while the kernel serves;
   // a worker that cannot start is said on stderr and in the error reply of
   // every request that needs it (each one tries again).

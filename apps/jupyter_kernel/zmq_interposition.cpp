@@ -24,6 +24,7 @@
 #include <zmq.h>
 
 #include "connection_guard.h"
+#include "early_listen.h"
 #include "iopub_hold.h"
 #include "socket_guard.h"
 
@@ -99,6 +100,7 @@ extern "C" int zmq_bind(void* socket, const char* endpoint) {
   static const auto next = next_symbol<int (*)(void*, const char*)>("zmq_bind");
   if (next == nullptr) return -1;
   o4s::jupyter_app::guard_before_bind(socket, endpoint);
+  if (endpoint != nullptr) o4s::jupyter_app::use_listening_fd(socket, endpoint);
   int rc = next(socket, endpoint);
   if (rc == 0) o4s::jupyter_app::note_bound(socket, endpoint);
   return rc;
