@@ -9,12 +9,12 @@
 
 namespace o4s::jupyter_app {
 
-// "3,4,5,6,7" from --listening-fds. Only listening TCP sockets are taken
-// (and made close-on-exec, so no worker inherits them); anything else is
-// left alone. False when the list does not parse.
+// "3,4,5,6,7" from --listening-fds: five listening IPv4 TCP sockets on
+// distinct ports, made close-on-exec (no worker inherits them). False, and
+// none is taken, for anything else.
 bool adopt_listening_fds(std::string_view list);
-// zmq_bind, before the real one: hands the adopted socket of the
-// endpoint's port, if any, to `socket`.
+// zmq_bind, before the real one: hands the adopted socket whose address is
+// exactly `endpoint` ("tcp://127.0.0.1:5555"), if any, to `socket`.
 void use_listening_fd(void* socket, std::string_view endpoint);
 // Once the kernel has bound its ports: closes what no ZeroMQ socket took.
 void close_unused_listening_fds();

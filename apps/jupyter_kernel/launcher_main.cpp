@@ -13,17 +13,17 @@
 // Anything it cannot do (no connection file, another transport, a port in
 // use) it leaves to the kernel, which then binds, or fails to, itself.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -32,26 +32,34 @@ namespace {
 constexpr const char* kCoreName = "openai4s-jupyter-kernel-core";
 // libzmq's own default backlog (ZMQ_BACKLOG).
 constexpr int kBacklog = 100;
-constexpr std::streamsize kMaxConnectionFile = 64 << 10;
+constexpr off_t kMaxConnectionFile = 64 << 10;
 constexpr const char* kPortNames[] = {"shell_port", "control_port", "stdin_port", "hb_port",
                                       "iopub_port"};
 
+// The last one given, as the kernel's own flag parsing takes it.
 std::string connection_file_of(int argc, char** argv) {
+  std::string path;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "-f") == 0 || std::strcmp(argv[i], "--connection-file") == 0) {
-      return argv[i + 1];
+      path = argv[++i];
     }
   }
-  return {};
+  return path;
 }
 
+// Only a regular file: the kernel reads it again, and a pipe read here
+// would be empty there (a FIFO with no writer would block here).
 nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return nullptr;
-  std::string text(static_cast<std::size_t>(kMaxConnectionFile) + 1, '\0');
-  in.read(text.data(), kMaxConnectionFile + 1);
-  if (in.gcount() > kMaxConnectionFile) return nullptr;
-  text.resize(static_cast<std::size_t>(in.gcount()));
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  struct stat st {};
+  std::string text;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= kMaxConnectionFile) {
+    text.resize(static_cast<std::size_t>(st.st_size));
+    ssize_t n = ::read(fd, text.data(), text.size());
+    text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  }
+  ::close(fd);
   return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
 }
 
@@ -87,6 +95,13 @@ std::string listen_early(const std::string& connection_file) {
   in_addr ip{};
   if (ip_text == config.end() || !ip_text->is_string() ||
       ::inet_pton(AF_INET, ip_text->get<std::string>().c_str(), &ip) != 1) {
+    return {};
+  }
+  // The kernel hands a socket over only to the endpoint spelled as the
+  // socket's own address: any other spelling is left to the kernel.
+  char canonical[INET_ADDRSTRLEN] = {};
+  if (::inet_ntop(AF_INET, &ip, canonical, sizeof canonical) == nullptr ||
+      ip_text->get<std::string>() != canonical) {
     return {};
   }
   std::vector<int> fds;

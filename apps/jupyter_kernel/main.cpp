@@ -88,7 +88,7 @@ bool parse_flags(int argc, char** argv, Flags& flags) {
     if (arg == "-f" || arg == "--connection-file") {
       ok = value(flags.connection_file);
     } else if (arg == "--listening-fds") {
-      ok = value(flags.listening_fds);
+      ok = flags.listening_fds.empty() && value(flags.listening_fds);
     } else if (arg == "--python") {
       ok = value(flags.settings.python);
     } else if (arg == "--repo-root") {

@@ -1,7 +1,9 @@
 #include "jupyter/interrupting_server.h"
 
+#include <chrono>
 #include <cstdio>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <xeus/xserver_control_main.hpp>
 
@@ -15,6 +17,17 @@ namespace {
 ServerHooks& pending_hooks() {
   static ServerHooks hooks;
   return hooks;
+}
+
+// How long requests still on their way are waited for after a failed cell
+// (stop_on_error), and in all.
+constexpr std::chrono::milliseconds kSkipPause{50};
+constexpr std::chrono::milliseconds kSkipAtMost{500};
+
+// A header or content field that a client may have sent as any JSON type.
+std::string string_field(const nl::json& object, const char* name) {
+  auto it = object.find(name);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 }  // namespace
@@ -50,7 +63,7 @@ void InterruptingServer::deliver_shell(xeus::xmessage m) {
     // but only a truly silent cell never skips the queue (as in ipykernel).
     skips_on_failure_.reset();
     if (m.content().value("stop_on_error", false) && !m.content().value("silent", false)) {
-      skips_on_failure_ = m.header().value("msg_id", "");
+      skips_on_failure_ = string_field(m.header(), "msg_id");
     }
     if (hooks_.before_execute) hooks_.before_execute(unstored);
     if (unstored) m = as_uncounted(std::move(m));
@@ -91,14 +104,29 @@ void InterruptingServer::send_shell_impl(xeus::xmessage message) {
   // was skipped too when it came before the drain (a client that interrupts
   // a cell and runs the next one at once). The drain is done here instead,
   // just before the reply leaves.
-  if (skips_on_failure_ && message.header().value("msg_type", "") == "execute_reply" &&
-      message.parent_header().value("msg_id", "") == *skips_on_failure_ &&
-      message.content().value("status", "") == "error") {
+  if (skips_on_failure_ && string_field(message.header(), "msg_type") == "execute_reply" &&
+      string_field(message.parent_header(), "msg_id") == *skips_on_failure_ &&
+      string_field(message.content(), "status") == "error") {
     skips_on_failure_.reset();
-    inner_->abort_queue([this](xeus::xmessage m) { skipped_.push_back(std::move(m)); },
-                        /*polling_interval=*/5);
+    skip_queued();
   }
   inner_->send_shell(std::move(message));
+}
+
+void InterruptingServer::skip_queued() {
+  // Until the socket is empty, then again after a pause while that found
+  // any: a client that sent several cells at once may still have some on
+  // the way (xeus waited 50 ms after each one it took). Nothing that comes
+  // meanwhile was sent after the reply, which has not left yet. Bounded, so
+  // a client that keeps sending cannot hold the reply back.
+  const auto give_up = std::chrono::steady_clock::now() + kSkipAtMost;
+  for (;;) {
+    const std::size_t before = skipped_.size();
+    inner_->abort_queue([this](xeus::xmessage m) { skipped_.push_back(std::move(m)); },
+                        /*polling_interval=*/0);
+    if (skipped_.size() == before || std::chrono::steady_clock::now() >= give_up) return;
+    std::this_thread::sleep_for(kSkipPause);
+  }
 }
 void InterruptingServer::send_control_impl(xeus::xmessage message) {
   inner_->send_control(std::move(message));

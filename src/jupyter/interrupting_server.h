@@ -40,6 +40,8 @@ class InterruptingServer : public xeus::xserver {
   // Answers what the failed cell's reply skipped: cells `status: aborted`,
   // other requests as usual.
   void answer_aborted();
+  // Takes the shell requests queued behind a failed cell into skipped_.
+  void skip_queued();
 
   xeus::xcontrol_messenger& get_control_messenger_impl() override;
   void send_shell_impl(xeus::xmessage message) override;

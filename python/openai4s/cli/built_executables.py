@@ -11,8 +11,21 @@ import shutil
 PACKAGE_SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+#: What an executable runs from beside it: the Jupyter kernel's launcher
+#: execs the kernel itself (apps/jupyter_kernel/launcher_main.cpp).
+_COMPANIONS = {"openai4s-jupyter-kernel": "openai4s-jupyter-kernel-core"}
+
+
 def is_executable(path):
     return bool(path) and os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def missing_companion(path):
+    """The program `path` needs beside it that is not there, or None."""
+    needed = _COMPANIONS.get(os.path.basename(path or ""))
+    if needed and not is_executable(os.path.join(os.path.dirname(path), needed)):
+        return needed
+    return None
 
 
 def find_built(name, app_dir, env_var):

@@ -17,7 +17,12 @@ import subprocess
 import sys
 import tempfile
 
-from openai4s.cli.built_executables import PACKAGE_SOURCE_ROOT, find_built, is_executable
+from openai4s.cli.built_executables import (
+    PACKAGE_SOURCE_ROOT,
+    find_built,
+    is_executable,
+    missing_companion,
+)
 
 #: kernelspec name and display name per worker language.
 KERNELS = {
@@ -39,15 +44,24 @@ def find_executable(explicit=None):
     project's own build (`make setup` builds it when xeus-dev is present)."""
     if explicit:
         if is_executable(explicit):
-            return os.path.abspath(explicit)
+            return _with_companion(os.path.abspath(explicit))
         raise JupyterSetupError(f"not an executable: {explicit}")
     found = find_built(_EXECUTABLE_NAME, "jupyter_kernel", "OPENAI4S_JUPYTER_KERNEL")
     if found:
-        return found
+        return _with_companion(found)
     raise JupyterSetupError(
         f"{_EXECUTABLE_NAME} was not found; build it with `make setup` "
         "(needs Debian's xeus-dev) or pass --executable"
     )
+
+
+def _with_companion(path):
+    needed = missing_companion(path)
+    if needed:
+        raise JupyterSetupError(
+            f"{path} needs {needed} beside it (both are built by `make jupyter`)"
+        )
+    return path
 
 
 def _version_reported_by(argv):

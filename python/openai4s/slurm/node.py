@@ -31,6 +31,7 @@ if not __package__:
     # Run by path (`python .../openai4s/slurm/node.py`): the job's interpreter
     # need not have the package installed, only the shared source tree.
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from openai4s.cli.built_executables import missing_companion  # noqa: E402
 from openai4s.slurm import handoff, lease, records  # noqa: E402
 
 #: Seconds a kernel whose lease expired has to end after SIGTERM.
@@ -100,8 +101,16 @@ def main(argv):
     # Checked before the ports are reported: a kernel that cannot run ends
     # the job, and the launcher's start fails with how, instead of handing
     # out ports nobody will bind.
-    if shutil.which(command[0]) is None:
+    program = shutil.which(command[0])
+    if program is None:
         print(f"openai4s.slurm.node: cannot run {command[0]}: not found", file=sys.stderr)
+        return 127
+    needed = missing_companion(program)
+    if needed:
+        print(
+            f"openai4s.slurm.node: cannot run {command[0]}: {needed} is not beside it",
+            file=sys.stderr,
+        )
         return 127
     launch = handoff.read_private(os.path.join(directory, handoff.LAUNCH))
     info = connection_info(launch, node_address(launch.get("ip")))

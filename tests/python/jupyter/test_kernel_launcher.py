@@ -86,14 +86,25 @@ def _launch(launcher_dir, connection):
 
 
 def test_the_launcher_listens_on_every_port_before_the_kernel_runs(launcher_dir, tmp_path):
-    connection, config = _connection_file(tmp_path)
-    ports = [config[name] for name in ("shell_port", "control_port", "stdin_port", "hb_port")]
-    ports.append(config["iopub_port"])
-    report = _launch(launcher_dir, connection)
+    for _ in range(5):  # a port taken meanwhile by another test: choose again
+        connection, config = _connection_file(tmp_path)
+        report = _launch(launcher_dir, connection)
+        if "--listening-fds" in report["args"]:
+            break
+    ports = [config[f"{name}_port"] for name in ("shell", "control", "stdin", "hb", "iopub")]
     # The flags follow unchanged (argv[0] is checked on the real kernel:
     # a script's interpreter replaces it).
     assert report["args"][2:] == ["-f", str(connection), "--python", "p"], report
     assert report["handed"] == [[port, 1] for port in ports], report
+
+
+def test_a_connection_file_that_is_a_pipe_is_left_unread(launcher_dir, tmp_path):
+    """The kernel reads the file again: a pipe read by the launcher would
+    reach it empty (and one with no writer would block the launcher)."""
+    fifo = tmp_path / "connection.fifo"
+    os.mkfifo(fifo)
+    report = _launch(launcher_dir, fifo)
+    assert "--listening-fds" not in report["args"], report
 
 
 @pytest.mark.parametrize(
@@ -126,7 +137,7 @@ def test_the_core_refuses_a_listening_fds_list_that_does_not_parse(tmp_path):
         pytest.skip(kernel_missing_reason())
     core = KERNEL_BINARY.with_name("openai4s-jupyter-kernel-core")
     connection, _ = _connection_file(tmp_path)
-    for bad in ("0,1,2", "3,x", "4,"):
+    for bad in ("0,1,2", "3,x", "4,", "3,4,5,6,7"):
         done = subprocess.run(
             [
                 str(core),
@@ -141,7 +152,7 @@ def test_the_core_refuses_a_listening_fds_list_that_does_not_parse(tmp_path):
             ],
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=15,
         )
         assert done.returncode == 2 and "usage" in done.stderr, (bad, done)
 
@@ -166,27 +177,58 @@ LISTENING_FDS = textwrap.dedent(
 )
 
 
+def _listening_inodes(ports):
+    """Inodes of this host's listening TCP sockets on `ports`."""
+    inodes = set()
+    with open("/proc/net/tcp") as table:
+        for line in table.readlines()[1:]:
+            fields = line.split()
+            port = int(fields[1].rsplit(":", 1)[1], 16)
+            if fields[3] == "0A" and port in ports:
+                inodes.add(fields[9])
+    return inodes
+
+
+def _socket_fds(pid, inodes):
+    """{fd: fdinfo flags} of `pid`'s descriptors on those socket inodes."""
+    found = {}
+    for name in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{name}")
+            with open(f"/proc/{pid}/fdinfo/{name}") as info:
+                flags = next(line for line in info if line.startswith("flags:"))
+        except OSError:
+            continue
+        if target.startswith("socket:[") and target[8:-1] in inodes:
+            found[int(name)] = int(flags.split()[1], 8)
+    return found
+
+
 @pytest.mark.parametrize("mode", ["enforce", "off"])
 def test_the_kernel_serves_on_the_launchers_sockets_and_no_worker_inherits_them(mode):
     if kernel_missing_reason():
         pytest.skip(kernel_missing_reason())
     environment = KernelEnvironment(sandbox_mode=mode)
-    kernel = RunningKernel(environment)
     try:
-        reply, outputs = kernel.execute(LISTENING_FDS)
-        assert reply["status"] == "ok", reply
-        text = "".join(m["content"].get("text", "") for m in outputs)
-        assert "listening []" in text, text
-        # `ps` shows the kernelspec's name.
-        with open(f"/proc/{kernel.pid}/cmdline", "rb") as handle:
-            assert handle.read().split(b"\0")[0] == bytes(KERNEL_BINARY)
-        # The kernel's own listening sockets are the launcher's five.
-        held = subprocess.run(["ss", "-Hltnp"], capture_output=True, text=True, timeout=30).stdout
-        ports = {
-            getattr(kernel.km, f"{n}_port") for n in ("shell", "control", "stdin", "hb", "iopub")
-        }
-        mine = [line for line in held.splitlines() if f"pid={kernel.pid}," in line]
-        assert {int(line.split()[3].rsplit(":", 1)[1]) for line in mine} == ports, held
+        kernel = RunningKernel(environment)
+        try:
+            reply, outputs = kernel.execute(LISTENING_FDS)
+            assert reply["status"] == "ok", reply
+            text = "".join(m["content"].get("text", "") for m in outputs)
+            assert "listening []" in text, text
+            # `ps` shows the kernelspec's name.
+            with open(f"/proc/{kernel.pid}/cmdline", "rb") as handle:
+                assert handle.read().split(b"\0")[0] == bytes(KERNEL_BINARY)
+            # Its listening sockets are the five the launcher opened first
+            # (descriptors 3 to 7), close-on-exec.
+            ports = {
+                getattr(kernel.km, f"{n}_port")
+                for n in ("shell", "control", "stdin", "hb", "iopub")
+            }
+            held = _socket_fds(kernel.pid, _listening_inodes(ports))
+            assert sorted(held) == [3, 4, 5, 6, 7], held
+            assert all(flags & os.O_CLOEXEC for flags in held.values()), held
+        finally:
+            kernel.shutdown()
     finally:
-        kernel.shutdown()
         environment.cleanup()

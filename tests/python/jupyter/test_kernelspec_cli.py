@@ -61,6 +61,19 @@ def test_a_missing_executable_is_a_clear_error(tmp_path):
     assert "not an executable" in result.stderr
 
 
+def test_a_launcher_without_its_kernel_beside_it_is_a_clear_error(tmp_path):
+    """The kernelspec's executable execs openai4s-jupyter-kernel-core from
+    its own directory: a launcher copied alone would fail at every start."""
+    alone = tmp_path / "bin" / KERNEL_BINARY.name
+    alone.parent.mkdir()
+    shutil.copy(KERNEL_BINARY, alone)
+    result = run_cli(
+        "install", "--prefix", str(tmp_path / "p"), "--executable", str(alone), check=False
+    )
+    assert result.returncode == 1
+    assert "needs openai4s-jupyter-kernel-core beside it" in result.stderr
+
+
 def test_a_prefix_install_says_what_to_put_in_jupyter_path(tmp_path):
     result = run_cli("install", "--prefix", str(tmp_path), "--executable", str(KERNEL_BINARY))
     data_dir = tmp_path / "share" / "jupyter"

@@ -14,10 +14,14 @@
 namespace o4s::jupyter {
 namespace {
 
-xeus::xmessage execute_request(const std::string& msg_id, nl::json content) {
-  return xeus::xmessage({"client"}, {{"msg_type", "execute_request"}, {"msg_id", msg_id}},
+xeus::xmessage request(const std::string& type, nl::json msg_id, nl::json content) {
+  return xeus::xmessage({"client"}, {{"msg_type", type}, {"msg_id", std::move(msg_id)}},
                         nl::json::object(), nl::json::object(), std::move(content),
                         xeus::buffer_sequence());
+}
+
+xeus::xmessage execute_request(const std::string& msg_id, nl::json content) {
+  return request("execute_request", msg_id, std::move(content));
 }
 
 nl::json cell(const std::string& code, bool stop_on_error = true) {
@@ -36,7 +40,8 @@ class QueueingInner : public xeus::xserver {
     throw std::logic_error("not used");
   }
   void send_shell_impl(xeus::xmessage m) override {
-    events.push_back("reply " + m.parent_header().value("msg_id", "") + " " +
+    const nl::json& id = m.parent_header()["msg_id"];
+    events.push_back("reply " + (id.is_string() ? id.get<std::string>() : id.dump()) + " " +
                      m.content().value("status", ""));
   }
   void send_control_impl(xeus::xmessage) override {}
@@ -69,6 +74,12 @@ class ServerTest : public ::testing::Test {
 
   void act_as_xeus(xeus::xmessage request) {
     const nl::json& content = request.content();
+    if (request.header().value("msg_type", "") != "execute_request") {
+      server->send_shell(xeus::xmessage({"client"}, {{"msg_type", "kernel_info_reply"}},
+                                        request.header(), nl::json::object(), {{"status", "ok"}},
+                                        xeus::buffer_sequence()));
+      return;
+    }
     const bool failed = content.value("code", "") == "fail";
     const std::string status = failed ? "error" : "ok";
     server->send_shell(xeus::xmessage({"client"}, {{"msg_type", "execute_reply"}}, request.header(),
@@ -111,6 +122,24 @@ TEST_F(ServerTest, ASilentCellOrOneWithoutStopOnErrorSkipsNothing) {
   EXPECT_EQ(inner->events,
             (std::vector<std::string>{"reply silent error", "reply carry-on error"}));
   EXPECT_EQ(inner->waiting.size(), 3u);
+}
+
+TEST_F(ServerTest, OnlyCellsAreAbortedOtherQueuedRequestsAreAnsweredAfter) {
+  inner->waiting.push_back(request("kernel_info_request", "info", nl::json::object()));
+  inner->waiting.push_back(execute_request("queued", cell("x")));
+  inner->arrive(execute_request("failing", cell("fail")));
+  EXPECT_EQ(inner->events,
+            (std::vector<std::string>{"skipped info", "skipped queued", "reply failing error",
+                                      "reply info ok", "reply queued aborted"}));
+}
+
+TEST_F(ServerTest, ARequestWhoseIdIsNoStringIsServed) {
+  inner->waiting.push_back(execute_request("queued", cell("x")));
+  inner->arrive(request("execute_request", 5, cell("fail")));
+  inner->arrive(request("execute_request", nullptr, cell("ok")));
+  // Served, and its failure skips the queue as any other's.
+  EXPECT_EQ(inner->events, (std::vector<std::string>{"skipped queued", "reply 5 error",
+                                                     "reply queued aborted", "reply null ok"}));
 }
 
 TEST_F(ServerTest, ASucceedingCellSkipsNothing) {
