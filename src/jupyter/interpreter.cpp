@@ -237,7 +237,11 @@ void Interpreter::stop_worker() {
     start_done_.wait_for(lock, std::chrono::milliseconds(20));
   }
   lock.unlock();
-  if (manager_) manager_->shutdown();
+  if (!manager_) return;
+  manager_->shutdown();
+  // Every way out of this process that follows (xeus's std::exit after a
+  // shutdown_request, _Exit on SIGTERM or a gone parent) skips destructors.
+  manager_->remove_host_files();
 }
 
 void Interpreter::configure_impl() {

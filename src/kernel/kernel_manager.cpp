@@ -455,6 +455,10 @@ void KernelManager::shutdown() {
   if (hooks_) hooks_->generation_ended(authorization_generation());
 }
 
+void KernelManager::remove_host_files() {
+  if (sink_directory_) sink_directory_->remove();
+}
+
 void KernelManager::close_transport() {
   std::shared_ptr<Transport> t;
   {

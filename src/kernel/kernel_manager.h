@@ -161,6 +161,9 @@ class KernelManager {
   // next restart then starts normally. False when none was ready.
   bool give_up_standby();
   void shutdown();
+  // After shutdown(), in a process about to leave without destructors:
+  // removes what the destructor would have (the R worker's sink directory).
+  void remove_host_files();
   bool is_alive();
 
   // The seams' native implementations (what runs when nothing overrides them).

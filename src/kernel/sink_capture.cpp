@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "base/paths.h"
@@ -107,7 +108,10 @@ Result<std::unique_ptr<SinkDirectory>> SinkDirectory::create() {
   return std::unique_ptr<SinkDirectory>(new SinkDirectory(*resolved, std::move(dir)));
 }
 
-SinkDirectory::~SinkDirectory() {
+SinkDirectory::~SinkDirectory() { remove(); }
+
+void SinkDirectory::remove() {
+  if (std::exchange(removed_, true)) return;
   remove_entries(dir_.get());
   ::rmdir(path_.c_str());
 }

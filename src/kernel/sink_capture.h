@@ -91,12 +91,17 @@ class SinkDirectory {
   // Fifo numbers come from here, never from a cell id (a cell id is
   // caller-chosen text and must not name files).
   std::uint64_t next_number() { return ++counter_; }
+  // Removes it now, for a process that ends without running destructors
+  // (xeus 2.4 leaves by std::exit after a shutdown_request). The object
+  // stays valid: a fifo made later fails, and the destructor does nothing.
+  void remove();
 
  private:
   SinkDirectory(std::string path, UniqueFd dir) : path_(std::move(path)), dir_(std::move(dir)) {}
   std::string path_;
   UniqueFd dir_;
   std::uint64_t counter_ = 0;
+  bool removed_ = false;
 };
 
 // One cell's pair of fifos, watched until finish() or destruction, which

@@ -6,6 +6,8 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -171,3 +173,25 @@ def test_child_processes_and_their_stderr_reach_the_notebook_in_order(r_kernel):
     assert reply["status"] == "ok", reply
     assert _stream(outputs, "stdout") == "one\ntwo\nthree\nfour\n"
     assert _stream(outputs, "stderr") == "oops\npiped-err\n"
+
+
+def test_a_shut_down_r_kernel_leaves_no_sink_directory(r_environment):
+    """xeus leaves the process by std::exit after a shutdown_request, so no
+    destructor removed the R worker's sink directory (one left in the
+    temporary directory per kernel)."""
+    # Searchable by a sandbox's own uid, as /tmp is.
+    temporary = Path(tempfile.mkdtemp(prefix="o4s-tmpdir-"))
+    temporary.chmod(0o755)
+    environ = r_environment.environ
+    r_environment.environ = lambda: {**environ(), "TMPDIR": str(temporary)}
+    running = RunningKernel(r_environment)
+    try:
+        reply, outputs = running.execute("system('echo from-a-child')")
+        assert reply["status"] == "ok", reply
+        assert "from-a-child" in stdout_of(outputs)
+        assert [p.name for p in temporary.iterdir() if p.name.startswith("openai4s-sinks-")]
+    finally:
+        running.shutdown()
+    left = [p.name for p in temporary.iterdir()]
+    shutil.rmtree(temporary, ignore_errors=True)
+    assert not [name for name in left if name.startswith("openai4s-sinks-")], left
