@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "base/random_id.h"
@@ -52,6 +53,13 @@ std::string machine_id_text() {
 }
 
 std::string boot_id_text() { return uuid4() + "\n"; }
+
+std::string kernel_version_text() {
+  struct utsname names {};
+  if (::uname(&names) != 0) return "Linux version unknown\n";
+  return std::string(names.sysname) + " version " + names.release + " (openai4s) " + names.version +
+         "\n";
+}
 
 Result<UniqueFd> sealed_memory_file(const char* name, std::string_view text) {
   UniqueFd fd(::memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING));

@@ -28,6 +28,9 @@ std::string machine_id_text();
 // /proc/sys/kernel/random, is shared by every kernel of one boot, so two
 // tenants could tell they run on one machine.
 std::string boot_id_text();
+// /proc/version as uname(2) already tells it (the release and version),
+// without the host's build host and compiler.
+std::string kernel_version_text();
 
 // A sealed in-memory file holding `text`, positioned at its start, for
 // bubblewrap to copy into a read-only file of the sandbox.

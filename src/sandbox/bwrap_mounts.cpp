@@ -198,6 +198,7 @@ namespace o4s::sandbox {
 
 namespace {
 constexpr const char* kBootIdPath = "/proc/sys/kernel/random/boot_id";
+constexpr const char* kVersionPath = "/proc/version";
 }  // namespace
 
 Status MountPlan::identity_files(const std::optional<std::string>& home) {
@@ -213,6 +214,7 @@ Status MountPlan::identity_files(const std::optional<std::string>& home) {
     wanted.emplace_back("/etc/machine-id", machine_id_text());
   // Over the sandbox's own procfs (mounted before these files).
   if (::access(kBootIdPath, F_OK) == 0) wanted.emplace_back(kBootIdPath, boot_id_text());
+  if (::access(kVersionPath, F_OK) == 0) wanted.emplace_back(kVersionPath, kernel_version_text());
   for (const auto& [target, text] : wanted) {
     auto fd = sealed_memory_file(target, text);
     if (!fd) return std::move(fd).error();

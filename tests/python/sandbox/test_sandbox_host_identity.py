@@ -2,6 +2,7 @@
 sandbox has a host name of its own, and the host's boot command line and
 kernel build configuration are masked."""
 
+import os
 import socket
 
 import pytest
@@ -16,6 +17,7 @@ READ_IDENTITY = (
     "print('hosts', open('/etc/hosts').read().split())\n"
     "print('machine-id', open('/etc/machine-id').read().strip() if os.path.exists('/etc/machine-id') else '-')\n"
     "print('boot-id', open('/proc/sys/kernel/random/boot_id').read().strip())\n"
+    "print('version', open('/proc/version').read().strip())\n"
     "for path in ('/proc/sys/kernel/hostname', '/etc/hostname', '/proc/cmdline',\n"
     "             '/proc/config.gz'):\n"
     "    try:\n"
@@ -54,6 +56,13 @@ def test_a_cell_sees_its_own_host_name_and_not_the_hosts_identity(sandboxed, mod
     host_boot = host_file("/proc/sys/kernel/random/boot_id").decode("latin-1").strip()
     if host_boot and mode == "enforce":
         assert lines["boot-id"] != host_boot and len(lines["boot-id"]) == 36, lines
+    # The kernel's release, as uname tells it, without the host's build host
+    # and compiler.
+    host_version = host_file("/proc/version").decode("latin-1").strip()
+    if host_version and mode == "enforce":
+        release = os.uname().release
+        assert lines["version"].startswith(f"Linux version {release} (openai4s)"), lines
+        assert lines["version"] != host_version, lines
     for path in ("/etc/hostname", "/proc/cmdline", "/proc/config.gz"):
         # Masked (empty) where the host has the file; absent elsewhere.
         assert lines.get(path, "0 ").startswith("0 ") or "refused" in lines[path], lines

@@ -275,10 +275,11 @@ TEST(BubblewrapPrepareTest, TheRequestWrapsTheWorkerAndPointsTemporaryFilesInsid
   EXPECT_EQ(std::count(request.argv.begin(), request.argv.end(), "--new-session"), 0);
   const std::size_t machine_id = ::access("/etc/machine-id", F_OK) == 0 ? 1 : 0;
   const std::size_t boot_id = ::access("/proc/sys/kernel/random/boot_id", F_OK) == 0 ? 1 : 0;
-  EXPECT_EQ(request.pass_fds.size(), 6U + machine_id + boot_id)
+  const std::size_t version = ::access("/proc/version", F_OK) == 0 ? 1 : 0;
+  EXPECT_EQ(request.pass_fds.size(), 6U + machine_id + boot_id + version)
       << "the info pipe, the seccomp program, the workspace's descriptor and the sandbox's own "
-         "/etc/passwd, /etc/group, /etc/hosts (and /etc/machine-id and the boot id where the "
-         "host has them)";
+         "/etc/passwd, /etc/group, /etc/hosts (and /etc/machine-id, the boot id and "
+         "/proc/version where the host has them)";
   for (const char* file : {"/etc/passwd", "/etc/group", "/etc/hosts"}) {
     auto at = std::find(request.argv.begin(), request.argv.end(), file);
     ASSERT_NE(at, request.argv.end()) << file;
