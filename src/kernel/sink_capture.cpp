@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <utility>
 #include <vector>
 
@@ -88,8 +89,68 @@ SinkStream::Snapshot SinkStream::snapshot() const {
 
 // -- SinkDirectory -------------------------------------------------------------
 
+namespace {
+
+constexpr const char* kSinkPrefix = "openai4s-sinks-";
+// A directory younger than this is never swept: its host may be between
+// mkdtemp and the lock.
+constexpr time_t kStaleAfterSeconds = 60;
+
+// The liveness lock: an open file description lock (F_OFD_*), a read lock
+// because a directory opens read-only. Not flock: the sandbox's ACL edits
+// take the directory's flock (sandbox_identity.cpp), and the two kinds of
+// lock never conflict.
+struct flock whole_directory(short type) {
+  struct flock lock {};
+  lock.l_type = type;
+  lock.l_whence = SEEK_SET;
+  return lock;
+}
+
+bool lock_while_alive(int dir_fd) {
+  struct flock lock = whole_directory(F_RDLCK);
+  return ::fcntl(dir_fd, F_OFD_SETLK, &lock) == 0;
+}
+
+bool held_by_a_live_host(int dir_fd) {
+  struct flock probe = whole_directory(F_WRLCK);
+  // Unknown counts as held: nothing is removed on a doubt.
+  return ::fcntl(dir_fd, F_OFD_GETLK, &probe) != 0 || probe.l_type != F_UNLCK;
+}
+
+// Removes the sink directories of hosts that died without removing theirs
+// (SIGKILL): ours (this uid's), not locked by any live host, and not new.
+void sweep_stale(const std::string& root) {
+  UniqueFd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!root_fd) return;
+  int copy = ::dup(root_fd.get());
+  DIR* listing = copy < 0 ? nullptr : ::fdopendir(copy);
+  if (listing == nullptr) {
+    if (copy >= 0) ::close(copy);
+    return;
+  }
+  std::vector<std::string> stale;
+  while (dirent* entry = ::readdir(listing)) {
+    if (std::strncmp(entry->d_name, kSinkPrefix, std::strlen(kSinkPrefix)) != 0) continue;
+    UniqueFd dir(
+        ::openat(root_fd.get(), entry->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+    struct stat st {};
+    if (!dir || ::fstat(dir.get(), &st) != 0 || st.st_uid != ::geteuid()) continue;
+    if (::time(nullptr) - st.st_mtime < kStaleAfterSeconds) continue;
+    if (held_by_a_live_host(dir.get())) continue;
+    remove_entries(dir.get());
+    stale.emplace_back(entry->d_name);
+  }
+  ::closedir(listing);
+  for (const std::string& name : stale) ::unlinkat(root_fd.get(), name.c_str(), AT_REMOVEDIR);
+}
+
+}  // namespace
+
 Result<std::unique_ptr<SinkDirectory>> SinkDirectory::create() {
-  std::string pattern = temp_root() + "/openai4s-sinks-XXXXXX";
+  const std::string root = temp_root();
+  sweep_stale(root);
+  std::string pattern = root + "/" + kSinkPrefix + "XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) return system_error("mkdtemp " + pattern, errno);
   // Resolved once: the sandbox binds this exact directory, and fifos are
   // made relative to this descriptor so a path swapped later cannot
@@ -100,7 +161,9 @@ Result<std::unique_ptr<SinkDirectory>> SinkDirectory::create() {
     return std::move(resolved).error();
   }
   UniqueFd dir(::open(resolved->c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
-  if (!dir) {
+  // Locked while this host lives: a host killed outright leaves its
+  // directory unlocked, and the next one removes it (sweep_stale).
+  if (!dir || !lock_while_alive(dir.get())) {
     int saved = errno;
     ::rmdir(resolved->c_str());
     return system_error("open " + *resolved, saved);

@@ -78,7 +78,9 @@ class StrayOutput final : public proc::DrainTarget {
 };
 
 // The kernel's private directory for sink fifos (mode 0700), removed with
-// everything left in it when the kernel goes.
+// everything left in it when the kernel goes. It is locked (an OFD lock)
+// while its host lives; create() first removes this uid's unlocked ones older
+// than a minute, left by hosts that were killed outright.
 class SinkDirectory {
  public:
   static Result<std::unique_ptr<SinkDirectory>> create();
