@@ -5,6 +5,8 @@ a non-root host cannot, and its status says what is then shared."""
 
 import os
 
+import time
+
 import pytest
 
 from openai4s.kernel import Kernel
@@ -153,8 +155,15 @@ def test_a_workspaces_next_kernel_gets_the_uid_its_files_belong_to(
         second.shutdown()
         first.shutdown()
         # Both uids are free now; the lowest is the first kernel's, but the
-        # second workspace's files belong to the other one.
-        second = start(second_space)
+        # second workspace's files belong to the other one. (Another test's
+        # kernel may lease that uid meanwhile, under pytest-xdist: then
+        # this one waits for it and tries again.)
+        for _ in range(20):
+            second = start(second_space)
+            if second.sandbox_status["identity"]["host_uid"] == owner:
+                break
+            second.shutdown()
+            time.sleep(0.5)
         assert second.sandbox_status["identity"]["host_uid"] == owner
         run(second, "open('notes.txt', 'a').write(' and more')")
         assert (second_space / "notes.txt").read_text() == "draft and more"
