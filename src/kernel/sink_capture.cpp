@@ -30,7 +30,10 @@ std::string temp_root() {
   return "/tmp";
 }
 
-void remove_entries(int dir_fd) {
+// Calls `visit(name)` for each entry of the directory `dir_fd` but . and ..
+// (read through a copy of the descriptor, which stays where it was).
+template <typename Visit>
+void each_entry(int dir_fd, Visit&& visit) {
   int copy = ::dup(dir_fd);
   if (copy < 0) return;
   DIR* dir = ::fdopendir(copy);
@@ -40,11 +43,15 @@ void remove_entries(int dir_fd) {
   }
   while (dirent* entry = ::readdir(dir)) {
     if (std::strcmp(entry->d_name, ".") == 0 || std::strcmp(entry->d_name, "..") == 0) continue;
-    // Only files: a directory a sandboxed cell made in here stays (and so
-    // does the sink directory then), rather than recursing into its tree.
-    ::unlinkat(dir_fd, entry->d_name, 0);
+    visit(entry->d_name);
   }
   ::closedir(dir);
+}
+
+void remove_entries(int dir_fd) {
+  // Only files: a directory a sandboxed cell made in here stays (and so
+  // does the sink directory then), rather than recursing into its tree.
+  each_entry(dir_fd, [&](const char* name) { ::unlinkat(dir_fd, name, 0); });
 }
 
 }  // namespace
@@ -123,25 +130,17 @@ bool held_by_a_live_host(int dir_fd) {
 void sweep_stale(const std::string& root) {
   UniqueFd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!root_fd) return;
-  int copy = ::dup(root_fd.get());
-  DIR* listing = copy < 0 ? nullptr : ::fdopendir(copy);
-  if (listing == nullptr) {
-    if (copy >= 0) ::close(copy);
-    return;
-  }
   std::vector<std::string> stale;
-  while (dirent* entry = ::readdir(listing)) {
-    if (std::strncmp(entry->d_name, kSinkPrefix, std::strlen(kSinkPrefix)) != 0) continue;
-    UniqueFd dir(
-        ::openat(root_fd.get(), entry->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+  each_entry(root_fd.get(), [&](const char* name) {
+    if (std::strncmp(name, kSinkPrefix, std::strlen(kSinkPrefix)) != 0) return;
+    UniqueFd dir(::openat(root_fd.get(), name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
     struct stat st {};
-    if (!dir || ::fstat(dir.get(), &st) != 0 || st.st_uid != ::geteuid()) continue;
-    if (::time(nullptr) - st.st_mtime < kStaleAfterSeconds) continue;
-    if (held_by_a_live_host(dir.get())) continue;
+    if (!dir || ::fstat(dir.get(), &st) != 0 || st.st_uid != ::geteuid()) return;
+    if (::time(nullptr) - st.st_mtime < kStaleAfterSeconds) return;
+    if (held_by_a_live_host(dir.get())) return;
     remove_entries(dir.get());
-    stale.emplace_back(entry->d_name);
-  }
-  ::closedir(listing);
+    stale.emplace_back(name);
+  });
   for (const std::string& name : stale) ::unlinkat(root_fd.get(), name.c_str(), AT_REMOVEDIR);
 }
 
